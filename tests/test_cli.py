@@ -1,0 +1,120 @@
+import json
+import os
+
+import pytest
+from click.testing import CliRunner
+
+from hgpart.cli import cli
+from hgpart.io import atomic_output, read_hypergraph
+
+from .conftest import DATA
+
+IBM01 = str(DATA / "ibm01.hgr")
+
+
+def run(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input)
+
+
+def assert_one_line_error(result, *fragments):
+    assert result.exit_code != 0
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: "), result.stderr
+    for fragment in fragments:
+        assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_version_and_help_examples():
+    assert run("--version").stdout.strip() == "hgpart 0.1.0"
+    for command in ("info", "evaluate", "convert", "generate"):
+        help_text = run(command, "--help").stdout
+        assert "Example:" in help_text.split("Options:")[-1], command
+
+
+def test_info_json_is_the_only_stdout():
+    result = run("info", IBM01, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert (summary["vertices"], summary["nets"], summary["pins"]) == (12752, 14111, 50566)
+    assert set(summary["net_size"]) == {"min", "q1", "median", "q3", "max", "mean"}
+    assert result.stderr == ""
+
+
+def test_info_plain_summary_on_stderr_and_quiet():
+    result = run("info", str(DATA / "karate.graph"))
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "vertices: 34" in result.stderr
+    assert run("info", str(DATA / "karate.graph"), "-q").stderr == ""
+
+
+def test_info_reads_stdin():
+    result = run("info", "-", "--format", "hgr", "--json", input="2 3\n1 2\n2 3\n")
+    assert json.loads(result.stdout)["pins"] == 4
+
+
+def test_evaluate(tmp_path):
+    partition = tmp_path / "p"
+    partition.write_text("".join(f"{v % 4}\n" for v in range(12752)))
+    result = run("evaluate", IBM01, partition, "-k", 4, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["k"] == 4 and summary["km1"] > 0 and summary["balanced"] is True
+
+
+def test_evaluate_bad_partition(tmp_path):
+    partition = tmp_path / "p"
+    partition.write_text("0\n1\n")
+    assert_one_line_error(run("evaluate", IBM01, partition), f"{partition}:2:", "expected 12752 lines")
+    partition.write_text("".join(f"{v % 4}\n" for v in range(12752)))
+    assert_one_line_error(run("evaluate", IBM01, partition, "-k", 3), f"{partition}:4:", "block id 3")
+
+
+@pytest.mark.parametrize("content,fragment", [
+    ("", "empty file"),
+    ("2 3\n1 2\n", "header says 2 nets"),
+    ("1 3\n1 4\n", "pin 4 is out of range"),
+    ("1 3 5\n1 2\n", "unknown fmt code 5"),
+])
+def test_bad_files_give_one_error_line(tmp_path, content, fragment):
+    path = tmp_path / "bad.hgr"
+    path.write_text(content)
+    assert_one_line_error(run("info", path), str(path), fragment)
+
+
+def test_bad_arguments_give_one_error_line():
+    assert_one_line_error(run("info"), "Missing argument")
+    assert_one_line_error(run("info", IBM01, "--bogus"), "No such option")
+    assert_one_line_error(run("generate", "grid", "-n", "0", "-o", "x.hgr"), "-n")
+    assert_one_line_error(run("nonsense"), "No such command")
+    assert_one_line_error(run("info", "absent.hgr"), "absent.hgr: no such file")
+
+
+def test_convert_and_generate(tmp_path):
+    target = tmp_path / "ibm01.mtx"
+    result = run("convert", IBM01, target, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["pins"] == 50566
+    assert read_hypergraph(str(target)).num_pins == 50566
+    output = tmp_path / "g.hgr"
+    result = run("generate", "evenly", "-n", 2000, "--seed", 3, "-o", output, "--json")
+    assert result.exit_code == 0, result.output
+    first = output.read_bytes()
+    run("generate", "evenly", "-n", 2000, "--seed", 3, "-o", output)
+    assert output.read_bytes() == first
+    result = run("generate", "rmat", "-n", 256, "--weights", "int", "-o", "-")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 16 * 256
+    assert oct(os.stat(output).st_mode & 0o777) != oct(0o600)
+
+
+def test_failed_write_leaves_nothing(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError):
+        with atomic_output(str(target)) as handle:
+            handle.write("partial")
+            raise RuntimeError("boom")
+    assert os.listdir(tmp_path) == []
+    result = run("convert", IBM01, tmp_path / "x.graph")
+    assert_one_line_error(result, "two pins")
+    assert os.listdir(tmp_path) == []
