@@ -85,6 +85,24 @@ def seed_option(command):
     return click.option("--seed", type=int, default=0, show_default=True, help="Random seed.")(command)
 
 
+def device_option(command):
+    return click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
+                        help="Where to run: the GPU when usable (auto), the numba CPU path, or the GPU.")(command)
+
+
+def threads_option(command):
+    return click.option("--threads", type=click.IntRange(min=1), default=None,
+                        help="CPU threads for numba (default: all cores).")(command)
+
+
+def set_threads(threads: int | None) -> int:
+    import numba
+
+    if threads is not None:
+        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
+    return numba.get_num_threads()
+
+
 def epilog(example: str) -> str:
     return "\b\nExample:\n  " + example
 
@@ -236,6 +254,214 @@ def generate(kind, n, seed, output, file_format, net_size, num_edges, edge_facto
     if as_json:
         print_json(summary)
     Reporter(quiet or as_json).mapping(f"generated {kind}", summary)
+
+
+# --------------------------------------------------------------------------------------- partition
+@cli.command(epilog=epilog("hgpart partition data/ibm01.hgr -k 8 --seed 1 -o ibm01.part.8 --json"))
+@click.argument("file")
+@click.option("-k", "k", type=click.IntRange(min=1), required=True, help="Number of blocks.")
+@click.option("-e", "--epsilon", type=click.FloatRange(min=0), default=0.03, show_default=True,
+              help="Imbalance: every block weighs at most (1 + eps) * ceil(total / k).")
+@click.option("--objective", type=click.Choice(["km1", "cut"]), default="km1", show_default=True,
+              help="km1: sum of w(e) (lambda(e) - 1); cut: weight of nets spanning several blocks.")
+@seed_option
+@device_option
+@click.option("--preset", type=click.Choice(["fast", "default", "quality"]), default="default", show_default=True)
+@click.option("--fixed", "fixed_file", default=None, help="hMetis fix file: a block id or -1 per vertex.")
+@click.option("-o", "--output", default=None, help="Partition file (default FILE.part.K; - for stdout).")
+@format_option
+@model_option
+@threads_option
+@json_option
+@quiet_option
+@library_errors
+def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, output, file_format, model, threads,
+              as_json, quiet):
+    """Partition FILE into K blocks (multilevel: coarsen, initial partition, refine); write one block id per line."""
+    from .device import resolve_device
+    from .io import read_fixed, read_hypergraph, strip_gz, write_partition
+    from .multilevel import partition as run_partition
+    from .multilevel import warm_up
+
+    output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
+    if output == "-" and as_json:
+        raise InputError("--json and -o - would both write to stdout; give -o a file")
+    reporter = Reporter(quiet or as_json)
+    used_threads = set_threads(threads)
+    device_used, note = resolve_device(device)
+    if note:
+        reporter.log(note)
+    started = time.perf_counter()
+    hypergraph = read_hypergraph(file, file_format, model)
+    fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
+    read_seconds = time.perf_counter() - started
+    jit_seconds = warm_up(objective)
+    result = run_partition(hypergraph, k, epsilon, objective, seed, preset, fixed)
+    write_partition(result.partition, output)
+    metrics = result.metrics
+    summary = {"file": file, "output": output, "k": k, "epsilon": epsilon, "objective": objective, "seed": seed,
+               "preset": preset, "device": device_used, "threads": used_threads, "vertices": hypergraph.num_vertices,
+               "nets": hypergraph.num_nets, "pins": hypergraph.num_pins, "km1": metrics.km1, "cut": metrics.cut,
+               "soed": metrics.soed, "imbalance": metrics.imbalance, "balanced": metrics.balanced,
+               "max_block_weight": metrics.max_block_weight, "block_weights": list(metrics.block_weights),
+               "levels": len(result.levels),
+               "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
+    if as_json:
+        print_json(summary)
+    flat = {key: value for key, value in summary.items() if key not in ("seconds", "block_weights")}
+    flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
+    reporter.mapping(f"partition of {file} into {k} blocks", flat)
+
+
+# ----------------------------------------------------------------------------------------- coarsen
+@cli.command(epilog=epilog("hgpart coarsen data/ibm01.hgr --levels 5 --out-dir levels/ --json"))
+@click.argument("file")
+@click.option("--levels", type=click.IntRange(min=1), default=100, show_default=True,
+              help="Levels to run at most (fewer when the stop rule ends coarsening).")
+@click.option("-k", "k", type=click.IntRange(min=1), default=2, show_default=True,
+              help="Blocks the hierarchy is meant for: stop at about 160 k vertices.")
+@click.option("-e", "--epsilon", type=click.FloatRange(min=0), default=0.03, show_default=True,
+              help="Imbalance (bounds the weight of a coarse vertex).")
+@device_option
+@click.option("--out-dir", default=None, help="Write each coarse level as LEVEL.hgr and its map LEVEL.map here.")
+@format_option
+@model_option
+@threads_option
+@json_option
+@quiet_option
+@library_errors
+def coarsen(file, levels, k, epsilon, device, out_dir, file_format, model, threads, as_json, quiet):
+    """Coarsen FILE level by level (Mondriaan similarity, matching, contraction) and report each level."""
+    from .coarsening import coarsen as run_coarsen
+    from .config import CoarseningConfig
+    from .device import resolve_device
+    from .io import read_hypergraph, write_hypergraph, write_partition
+    from .multilevel import warm_up
+
+    reporter = Reporter(quiet or as_json)
+    set_threads(threads)
+    device_used, note = resolve_device(device)
+    if note:
+        reporter.log(note)
+    hypergraph = read_hypergraph(file, file_format, model)
+    jit_seconds = warm_up()
+    hierarchy = run_coarsen(hypergraph, k, CoarseningConfig(), epsilon, max_levels=levels)
+    rows = [{"level": 0, "vertices": hypergraph.num_vertices, "nets": hypergraph.num_nets, "pins": hypergraph.num_pins,
+             "matched": 0.0, "seconds": 0.0}]
+    coarse_levels = [level.hypergraph for level in hierarchy.levels[1:]] + [hierarchy.coarsest]
+    for index, (level, coarse) in enumerate(zip(hierarchy.levels, coarse_levels), start=1):
+        rows.append({"level": index, "vertices": coarse.num_vertices, "nets": coarse.num_nets, "pins": coarse.num_pins,
+                     "matched": 1.0 - coarse.num_vertices / max(1, level.hypergraph.num_vertices),
+                     "seconds": level.seconds})
+        if out_dir:
+            os.makedirs(out_dir, exist_ok=True)
+            write_hypergraph(coarse, os.path.join(out_dir, f"level{index}.hgr"))
+            write_partition(level.cluster, os.path.join(out_dir, f"level{index}.map"))
+    if as_json:
+        print_json({"file": file, "device": device_used, "jit_seconds": jit_seconds, "levels": rows})
+    reporter.table(f"coarsening of {file} ({device_used})", ["level", "vertices", "nets", "pins", "matched", "seconds"],
+                   [list(row.values()) for row in rows])
+
+
+# ------------------------------------------------------------------------------------------- bench
+def _int_list(text: str) -> list[int]:
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise click.BadParameter(f"expected comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise click.BadParameter(f"expected positive integers, got {text!r}")
+    return values
+
+
+@cli.command(epilog=epilog("hgpart bench --suite shared -k 2,8,32 --peers mtkahypar --repeat 3 --save bench.json"))
+@click.argument("files", nargs=-1)
+@click.option("--suite", type=click.Choice(["default", "small", "shared"]), default=None,
+              help="Named instance set when no FILES are given (default: ../shared/data, else data/).")
+@click.option("-k", "k_list", default="2,8,32", show_default=True, help="Comma-separated numbers of blocks.")
+@click.option("-e", "--epsilon", type=click.FloatRange(min=0), default=0.03, show_default=True)
+@click.option("--objective", type=click.Choice(["km1", "cut"]), default="km1", show_default=True)
+@click.option("--preset", type=click.Choice(["fast", "default", "quality"]), default="default", show_default=True)
+@device_option
+@click.option("--peers", default="mtkahypar", show_default=True,
+              help="Comma-separated peers to run beside hgpart (mtkahypar, kahypar) or 'none'.")
+@click.option("--kahypar-config", default=None, help="KaHyPar .ini preset (its Python package ships none).")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Runs per cell with seeds 0..N-1; medians are reported.")
+@threads_option
+@click.option("--save", default=None, help="Also write the JSON report to this file.")
+@json_option
+@quiet_option
+@library_errors
+def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, threads, save,
+          as_json, quiet):
+    """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
+    import json
+
+    from .bench.peers import PEERS
+    from .bench.runner import comparison, run_bench
+    from .bench.runner import suite as suite_files
+    from .device import resolve_device
+    from .io import atomic_output
+    from .multilevel import warm_up
+
+    ks = _int_list(k_list)
+    peer_list = [] if peers.strip() == "none" else [p.strip() for p in peers.split(",") if p.strip()]
+    unknown = [p for p in peer_list if p not in PEERS]
+    if unknown:
+        raise InputError(f"unknown peer {unknown[0]!r} (mtkahypar, kahypar or none)")
+    if files and suite:
+        raise InputError("give FILES or --suite, not both")
+    paths = list(files) or suite_files(suite or "default")
+    if not paths:
+        raise InputError("no instances: give FILES, or --suite small (data/) or shared (../shared/data)")
+    reporter = Reporter(quiet or as_json)
+    used_threads = set_threads(threads)
+    device_used, note = resolve_device(device)
+    if note:
+        reporter.log(note)
+    jit_seconds = warm_up(objective)
+    with reporter.progress(len(paths) * len(ks) * repeat, "hgpart bench") as bar:
+        records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
+                            bar.advance)
+    summaries = [c for c in (comparison(records, peer) for peer in peer_list) if c]
+    report = {"device": device_used, "threads": used_threads, "epsilon": epsilon, "objective": objective,
+              "preset": preset, "repeat": repeat, "jit_seconds": jit_seconds,
+              "records": [{key: value for key, value in vars(r).items() if key != "runs"} | {"runs": r.runs}
+                          for r in records], "comparison": summaries}
+    if save:
+        with atomic_output(save) as handle:
+            handle.write(json.dumps(report, indent=1) + "\n")
+    if as_json:
+        print_json(report)
+    tools = ["hgpart"] + peer_list
+    columns = ["instance", "k"] + [f"{tool} {what}" for tool in tools for what in (objective, "s", "imb")]
+    columns += [f"{objective} / {peer}" for peer in peer_list] + [f"s / {peer}" for peer in peer_list]
+    cells = {(r.instance, r.k, r.tool): r for r in records}
+    rows = []
+    for instance, k in dict.fromkeys((r.instance, r.k) for r in records):
+        row = [instance, k]
+        for tool in tools:
+            r = cells[(instance, k, tool)]
+            row += ["skipped", "-", "-"] if r.skipped else [getattr(r, objective), r.seconds, r.imbalance]
+        ours = cells[(instance, k, "hgpart")]
+        for attribute in (objective, "seconds"):
+            for peer in peer_list:
+                theirs = cells[(instance, k, peer)]
+                row.append("-" if theirs.skipped else max(getattr(ours, attribute), 1e-9 if attribute == "seconds"
+                                                            else 1) / max(getattr(theirs, attribute),
+                                                                          1e-9 if attribute == "seconds" else 1))
+        rows.append(row)
+    reporter.table(f"hgpart bench ({device_used}, {used_threads} threads, eps {epsilon}, medians of {repeat})",
+                   columns, rows)
+    for summary in summaries:
+        reporter.log(f"vs {summary['peer']}: {objective} ratio geomean {summary['km1_ratio_geomean']:.3f}, time ratio "
+                     f"geomean {summary['time_ratio_geomean']:.2f} over {summary['cells']} cells; imbalanced: hgpart "
+                     f"{summary['hgpart_imbalanced']}, {summary['peer']} {summary['peer_imbalanced']}")
+    for r in records:
+        if r.skipped:
+            reporter.log(f"skipped {r.tool} on {r.instance} k={r.k}: {r.skipped}")
+            break
 
 
 def main() -> None:

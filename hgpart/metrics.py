@@ -56,8 +56,9 @@ def _objectives(lambdas, net_weights):
 
 def block_weights(vertex_weights: np.ndarray, partition: np.ndarray, k: int) -> np.ndarray:
     """int64[k]: total vertex weight per block."""
-    return np.bincount(partition, weights=vertex_weights, minlength=k).astype(np.int64) if partition.size \
-        else np.zeros(k, dtype=np.int64)
+    weights = np.zeros(k, dtype=np.int64)
+    np.add.at(weights, partition, vertex_weights)
+    return weights
 
 
 def max_block_weight(total_weight: int, k: int, epsilon: float) -> int:

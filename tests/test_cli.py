@@ -28,7 +28,7 @@ def assert_one_line_error(result, *fragments):
 
 def test_version_and_help_examples():
     assert run("--version").stdout.strip() == "hgpart 0.1.0"
-    for command in ("info", "evaluate", "convert", "generate"):
+    for command in ("info", "evaluate", "convert", "generate", "partition", "coarsen", "bench"):
         help_text = run(command, "--help").stdout
         assert "Example:" in help_text.split("Options:")[-1], command
 
@@ -118,3 +118,86 @@ def test_failed_write_leaves_nothing(tmp_path):
     result = run("convert", IBM01, tmp_path / "x.graph")
     assert_one_line_error(result, "two pins")
     assert os.listdir(tmp_path) == []
+
+
+SAT = str(DATA / "sat14_AProVE07-27.cnf.primal.hgr.gz")
+
+
+def test_partition_writes_a_balanced_file_and_evaluate_agrees(tmp_path):
+    output = tmp_path / "sat.part.4"
+    result = run("partition", SAT, "-k", 4, "--seed", 3, "--preset", "fast", "-o", output, "--json")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["balanced"] and summary["device"] == "cpu" and summary["output"] == str(output)
+    assert set(summary["seconds"]) >= {"read", "coarsening", "initial", "refinement", "total"}
+    checked = json.loads(run("evaluate", SAT, output, "-k", 4, "--json").stdout)
+    assert (checked["km1"], checked["cut"], checked["balanced"]) == (summary["km1"], summary["cut"], True)
+    again = tmp_path / "again"
+    run("partition", SAT, "-k", 4, "--seed", 3, "--preset", "fast", "-o", again)
+    assert again.read_bytes() == output.read_bytes()
+
+
+def test_partition_default_output_name_and_stdout(tmp_path):
+    source = tmp_path / "small.hgr"
+    source.write_text("4 6\n1 2\n2 3\n4 5\n5 6 1\n")
+    result = run("partition", source, "-k", 2, "-q")
+    assert result.exit_code == 0 and result.stderr == ""
+    assert (tmp_path / "small.hgr.part.2").read_text().count("\n") == 6
+    piped = run("partition", "-", "-k", 2, "--format", "hgr", "-q", input=source.read_text())
+    assert piped.stdout.split() == (tmp_path / "small.hgr.part.2").read_text().split()
+
+
+def test_partition_errors(tmp_path):
+    fix = tmp_path / "fix"
+    fix.write_text("0\n")
+    assert_one_line_error(run("partition", IBM01, "-k", 2, "--fixed", fix), f"{fix}:1:", "expected 12752 lines")
+    assert_one_line_error(run("partition", IBM01, "-k", 0), "-k")
+    assert_one_line_error(run("partition", IBM01, "-k", 2, "--device", "gpu"), "--device gpu")
+    weighted = tmp_path / "heavy.hgr"
+    weighted.write_text("1 3 10\n1 2\n50\n1\n1\n")
+    output = tmp_path / "heavy.part"
+    assert_one_line_error(run("partition", weighted, "-k", 2, "-o", output), "exceeds the block bound")
+    assert not output.exists()
+
+
+def test_partition_honours_fixed_vertices(tmp_path):
+    fix = tmp_path / "fix"
+    fix.write_text("".join("1\n" if v < 50 else "-1\n" for v in range(7729)))
+    output = tmp_path / "p"
+    result = run("partition", SAT, "-k", 2, "--fixed", fix, "--preset", "fast", "-o", output, "-q")
+    assert result.exit_code == 0, result.output
+    assert set(output.read_text().split()[:50]) == {"1"}
+
+
+def test_coarsen_levels_and_out_dir(tmp_path):
+    result = run("coarsen", IBM01, "--levels", 2, "--out-dir", tmp_path, "--json")
+    assert result.exit_code == 0, result.output
+    levels = json.loads(result.stdout)["levels"]
+    assert [row["level"] for row in levels] == [0, 1, 2]
+    assert levels[0]["vertices"] == 12752 and levels[2]["vertices"] < levels[1]["vertices"] < 12752
+    coarse = read_hypergraph(str(tmp_path / "level2.hgr"))
+    assert coarse.num_vertices == levels[2]["vertices"]
+    mapping = (tmp_path / "level1.map").read_text().split()
+    assert len(mapping) == 12752 and max(map(int, mapping)) == levels[1]["vertices"] - 1
+
+
+def test_bench_json_and_save(tmp_path):
+    saved = tmp_path / "bench.json"
+    result = run("bench", SAT, "-k", "2", "--peers", "none", "--preset", "fast", "--save", saved, "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert json.loads(saved.read_text())["records"] == report["records"]
+    (record,) = report["records"]
+    assert record["tool"] == "hgpart" and record["balanced"] and record["km1"] > 0
+    assert_one_line_error(run("bench", SAT, "--peers", "metis"), "unknown peer")
+    assert_one_line_error(run("bench", SAT, "-k", "2,x"), "comma-separated")
+
+
+def test_bench_with_mtkahypar_when_installed():
+    pytest.importorskip("mtkahypar")
+    result = run("bench", SAT, "-k", "2", "--peers", "mtkahypar", "--preset", "fast", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    tools = {r["tool"]: r for r in report["records"]}
+    assert tools["mtkahypar"]["balanced"] and tools["mtkahypar"]["km1"] > 0
+    assert report["comparison"][0]["cells"] == 1

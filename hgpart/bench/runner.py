@@ -1,0 +1,121 @@
+"""Run hgpart and the peers on instances x k, collect km1, imbalance and seconds, medians over repeats."""
+
+from __future__ import annotations
+
+import glob
+import os
+import statistics
+import tempfile
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..io import read_hypergraph, strip_gz, write_hypergraph
+from ..metrics import evaluate
+from ..multilevel import partition
+from . import peers as peer_module
+
+SHARED_DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "..",
+                           "shared", "data")
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "data")
+
+
+def suite(name: str) -> list[str]:
+    """Instances of a named suite: ``small`` (data/*.hgr*), ``shared`` (../shared/data/*.hgr*), ``default`` (both)."""
+    small = sorted(glob.glob(os.path.join(DATA, "*.hgr*")))
+    shared_dir = os.environ.get("HGPART_SHARED_DATA", SHARED_DATA)
+    shared = sorted(glob.glob(os.path.join(shared_dir, "*.hgr*")))
+    if name == "small":
+        return small
+    if name == "shared":
+        return shared
+    if name == "default":
+        return shared or small
+    raise ValueError(f"unknown suite {name!r} (small, shared or default)")
+
+
+@dataclass
+class Record:
+    """One (instance, k, tool) cell: medians over repeats; ``runs`` keeps every repeat."""
+
+    instance: str
+    k: int
+    tool: str
+    km1: float | None = None
+    cut: float | None = None
+    imbalance: float | None = None
+    balanced: bool | None = None
+    seconds: float | None = None
+    phases: dict = field(default_factory=dict)
+    runs: list = field(default_factory=list)
+    skipped: str | None = None
+
+
+def _median_record(instance, k, tool, runs) -> Record:
+    return Record(instance, k, tool, statistics.median(r["km1"] for r in runs), statistics.median(r["cut"] for r in runs),
+                  max(r["imbalance"] for r in runs), all(r["balanced"] for r in runs),
+                  statistics.median(r["seconds"] for r in runs),
+                  {phase: statistics.median(r["phases"].get(phase, 0.0) for r in runs) for phase in runs[0]["phases"]},
+                  runs)
+
+
+def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahypar",), threads=1, preset="default",
+              kahypar_config=None, progress=None) -> list[Record]:
+    """Every file x k: hgpart (seeds 0..repeat-1) and each peer (same seeds), in one run."""
+    records = []
+    for path in files:
+        hypergraph = read_hypergraph(path)
+        name = os.path.basename(strip_gz(path))
+        with tempfile.TemporaryDirectory(prefix="hgpart-bench-") as folder:
+            hgr_path = path
+            if not (path.endswith(".hgr")):
+                hgr_path = os.path.join(folder, name if name.endswith(".hgr") else name + ".hgr")
+                write_hypergraph(hypergraph, hgr_path, "hgr")
+            for k in ks:
+                runs = []
+                for seed in range(repeat):
+                    result = partition(hypergraph, k, epsilon, objective, seed, preset)
+                    metrics = result.metrics
+                    runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut, "imbalance": metrics.imbalance,
+                                 "balanced": bool(metrics.balanced), "seconds": result.seconds["total"],
+                                 "phases": {p: s for p, s in result.seconds.items() if p != "total"}})
+                    if progress:
+                        progress()
+                records.append(_median_record(name, k, "hgpart", runs))
+                for peer in peers:
+                    why = peer_module.available(peer)
+                    if peer == "kahypar" and why is None and not kahypar_config:
+                        why = "kahypar needs --kahypar-config (a KaHyPar .ini preset such as km1_kKaHyPar_sea20.ini)"
+                    if why:
+                        records.append(Record(name, k, peer, skipped=why))
+                        continue
+                    runs = []
+                    for seed in range(repeat):
+                        if peer == "mtkahypar":
+                            blocks, seconds = peer_module.run_mtkahypar(hgr_path, k, epsilon, objective, seed, threads)
+                        else:
+                            blocks, seconds = peer_module.run_kahypar(hgr_path, k, epsilon, objective, seed, threads,
+                                                                      kahypar_config)
+                        metrics = evaluate(hypergraph, blocks, k, epsilon)  # measured by hgpart, the same way for all
+                        runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,
+                                     "imbalance": metrics.imbalance, "balanced": bool(metrics.balanced),
+                                     "seconds": seconds, "phases": {}})
+                    records.append(_median_record(name, k, peer, runs))
+    return records
+
+
+def comparison(records: list[Record], peer: str) -> dict:
+    """Geometric means of the hgpart / peer ratios of km1 (each floored at 1) and of seconds, over the cells
+    both ran, and how many cells of each were imbalanced."""
+    ours = {(r.instance, r.k): r for r in records if r.tool == "hgpart"}
+    theirs = {(r.instance, r.k): r for r in records if r.tool == peer and not r.skipped}
+    keys = sorted(set(ours) & set(theirs))
+    if not keys:
+        return {}
+    km1_ratios = [max(ours[key].km1, 1) / max(theirs[key].km1, 1) for key in keys]
+    time_ratios = [ours[key].seconds / max(theirs[key].seconds, 1e-9) for key in keys]
+    return {"peer": peer, "cells": len(keys),
+            "km1_ratio_geomean": float(np.exp(np.mean(np.log(km1_ratios)))),
+            "time_ratio_geomean": float(np.exp(np.mean(np.log(time_ratios)))),
+            "hgpart_imbalanced": sum(not ours[key].balanced for key in keys),
+            "peer_imbalanced": sum(not theirs[key].balanced for key in keys)}

@@ -1,0 +1,5 @@
+"""Coarsening (seed 000 Fig. 2 lines 5-6): rate -> match -> contract, level by level."""
+
+from .coarsener import Hierarchy, Level, coarsen
+
+__all__ = ["Hierarchy", "Level", "coarsen"]

@@ -1,0 +1,104 @@
+"""The coarsening phase: levels of rate -> match -> contract until the hypergraph is small enough."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import CoarseningConfig
+from ..hypergraph import Hypergraph
+from .contraction import contract
+from .matching import compute_clustering
+
+
+@dataclass
+class Level:
+    """One level: the finer hypergraph and the map onto the next coarser one.
+
+    Attributes
+    ----------
+    hypergraph : Hypergraph
+    cluster : int32[hypergraph.num_vertices]
+        f: vertex -> coarse vertex of the next level.
+    fixed : int32[hypergraph.num_vertices] or None
+    seconds : float
+        Time to compute this level's map and contraction.
+    """
+
+    hypergraph: Hypergraph
+    cluster: np.ndarray
+    fixed: np.ndarray | None
+    seconds: float
+
+
+@dataclass
+class Hierarchy:
+    """levels[0] is the input; ``coarsest`` the last contraction."""
+
+    levels: list = field(default_factory=list)
+    coarsest: Hypergraph | None = None
+    coarsest_fixed: np.ndarray | None = None
+
+    def summary(self) -> list[dict]:
+        """One row per level: vertices, nets, pins, fraction of vertices merged, seconds."""
+        rows = []
+        for index, level in enumerate(self.levels):
+            coarse = self.levels[index + 1].hypergraph if index + 1 < len(self.levels) else self.coarsest
+            rows.append({"level": index, "vertices": level.hypergraph.num_vertices, "nets": level.hypergraph.num_nets,
+                         "pins": level.hypergraph.num_pins,
+                         "matched": 1.0 - coarse.num_vertices / max(1, level.hypergraph.num_vertices),
+                         "seconds": level.seconds})
+        return rows
+
+
+def contraction_limit(k: int, config: CoarseningConfig) -> int:
+    return max(2, config.contraction_limit_factor * k)
+
+
+def max_cluster_weight(hypergraph: Hypergraph, k: int, config: CoarseningConfig, epsilon: float = 0.03) -> int:
+    """No coarse vertex may outgrow total / contraction limit, nor what a block may hold."""
+    total = hypergraph.total_vertex_weight
+    limit = contraction_limit(k, config)
+    block_bound = int((1 + epsilon) * -(-total // k))
+    return int(max(1, min(-(-total // limit), block_bound)))
+
+
+def project(partition: np.ndarray, cluster: np.ndarray) -> np.ndarray:
+    """Seed 000 Eq. 5: a vertex takes the block of its coarse vertex."""
+    return partition[cluster]
+
+
+def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = CoarseningConfig(), epsilon: float = 0.03,
+            fixed: np.ndarray | None = None, max_levels: int | None = None, on_level=None) -> Hierarchy:
+    """Coarsen until at most 160 k vertices remain, a level shrinks by less than ``min_shrink``, or
+    ``max_levels`` levels are done.
+
+    ``on_level(row)`` is called after each level with its summary row.
+    """
+    hierarchy = Hierarchy()
+    current, current_fixed = hypergraph, fixed
+    limit = contraction_limit(k, config)
+    max_weight = max_cluster_weight(hypergraph, k, config, epsilon)
+    levels = config.max_levels if max_levels is None else max_levels
+    while len(hierarchy.levels) < levels and current.num_vertices > limit:
+        started = time.perf_counter()
+        cluster, num_clusters = compute_clustering(current, max_weight, config, current_fixed)
+        if num_clusters > (1.0 - config.min_shrink) * current.num_vertices:
+            break
+        coarse = contract(current, cluster, num_clusters)
+        coarse_fixed = None
+        if current_fixed is not None:
+            coarse_fixed = np.full(num_clusters, -1, dtype=np.int32)
+            np.maximum.at(coarse_fixed, cluster, current_fixed)
+        level = Level(current, cluster, current_fixed, time.perf_counter() - started)
+        hierarchy.levels.append(level)
+        if on_level is not None:
+            on_level({"level": len(hierarchy.levels) - 1, "vertices": current.num_vertices, "nets": current.num_nets,
+                      "pins": current.num_pins, "matched": 1.0 - num_clusters / current.num_vertices,
+                      "seconds": level.seconds})
+        current, current_fixed = coarse, coarse_fixed
+    hierarchy.coarsest = current
+    hierarchy.coarsest_fixed = current_fixed
+    return hierarchy

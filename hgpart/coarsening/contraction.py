@@ -1,0 +1,107 @@
+"""Apply-coarsening (seed 000 Eq. 3-4): e'_i = { f(v) : v in e_i }, w'(e'_i) = w(e_i).
+
+Pins are mapped and merged, nets left with fewer than two pins are dropped (they can never be cut),
+identical nets are merged with their weights added, and vertex weights add up. None of this changes
+the km1 or cut of any partition projected through f.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..hypergraph import Hypergraph, _sort_dedup_segments, transpose_csr
+
+
+@numba.njit(cache=True, parallel=True)
+def _map_pins(pin_vertices, cluster):
+    mapped = np.empty(pin_vertices.shape[0], dtype=np.int32)
+    for p in numba.prange(pin_vertices.shape[0]):
+        mapped[p] = cluster[pin_vertices[p]]
+    return mapped
+
+
+@numba.njit(cache=True, parallel=True)
+def _net_hashes(offsets, pins):
+    hashes = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
+    for e in numba.prange(offsets.shape[0] - 1):
+        h = np.uint64(14695981039346656037)
+        for p in range(offsets[e], offsets[e + 1]):
+            h = (h ^ np.uint64(pins[p])) * np.uint64(1099511628211)
+        hashes[e] = h ^ np.uint64(offsets[e + 1] - offsets[e])
+    return hashes
+
+
+@numba.njit(cache=True)
+def _merge_identical(offsets, pins, weights, order, hashes):
+    """Walk nets sorted by hash; a net equal to an earlier kept one adds its weight there.
+
+    Returns keep (bool[m]) and the merged weights; kept nets keep their relative order.
+    """
+    m = offsets.shape[0] - 1
+    keep = np.ones(m, dtype=np.bool_)
+    merged = weights.copy()
+    i = 0
+    while i < m:
+        j = i
+        while j < m and hashes[order[j]] == hashes[order[i]]:
+            j += 1
+        # nets order[i:j] share a hash: compare each with the kept ones before it
+        for a in range(i, j):
+            e = order[a]
+            for b in range(i, a):
+                f = order[b]
+                if not keep[f]:
+                    continue
+                size = offsets[e + 1] - offsets[e]
+                if size != offsets[f + 1] - offsets[f]:
+                    continue
+                same = True
+                for t in range(size):
+                    if pins[offsets[e] + t] != pins[offsets[f] + t]:
+                        same = False
+                        break
+                if same:
+                    first, second = (f, e) if f < e else (e, f)
+                    keep[second] = False
+                    keep[first] = True
+                    merged[first] += merged[second]
+                    break
+        i = j
+    return keep, merged
+
+
+def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> Hypergraph:
+    """The coarse hypergraph of the map ``cluster`` (int32[n] -> [0, num_clusters)).
+
+    Returns
+    -------
+    Hypergraph
+        num_clusters vertices with summed weights; nets as in Eq. 3 minus single-pin nets, identical
+        nets merged with summed weights (Eq. 4); pins sorted within nets.
+    """
+    mapped = _map_pins(hypergraph.pin_vertices, cluster)
+    offsets, pins = _sort_dedup_segments(hypergraph.net_offsets, mapped)
+    sizes = np.diff(offsets)
+    keep = sizes >= 2
+    kept_nets = np.flatnonzero(keep)
+    new_sizes = sizes[kept_nets]
+    new_offsets = np.zeros(kept_nets.shape[0] + 1, dtype=np.int64)
+    np.cumsum(new_sizes, out=new_offsets[1:])
+    pin_keep = np.repeat(keep, sizes)
+    new_pins = pins[pin_keep]
+    net_weights = hypergraph.net_weights[kept_nets]
+    hashes = _net_hashes(new_offsets, new_pins)
+    order = np.argsort(hashes, kind="stable")
+    unique, merged_weights = _merge_identical(new_offsets, new_pins, net_weights, order, hashes)
+    if not unique.all():
+        unique_sizes = new_sizes[unique]
+        pin_unique = np.repeat(unique, new_sizes)
+        new_pins = new_pins[pin_unique]
+        new_offsets = np.zeros(unique_sizes.shape[0] + 1, dtype=np.int64)
+        np.cumsum(unique_sizes, out=new_offsets[1:])
+        net_weights = merged_weights[unique]
+    vertex_weights = np.zeros(num_clusters, dtype=np.int64)
+    np.add.at(vertex_weights, cluster, hypergraph.vertex_weights)
+    vertex_offsets, incident_nets = transpose_csr(new_offsets, new_pins, num_clusters)
+    return Hypergraph(new_offsets, new_pins, vertex_offsets, incident_nets, vertex_weights, net_weights)

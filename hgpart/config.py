@@ -1,0 +1,120 @@
+"""Configuration: one frozen dataclass per phase, and presets (fast, default, quality)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+
+@dataclass(frozen=True)
+class CoarseningConfig:
+    """Coarsening (seed 000 Sec. II-C, IV).
+
+    Attributes
+    ----------
+    rating : str
+        ``inner-product``: the Mondriaan similarity sum of w(e) over shared nets (seed 000 Eq. 7-8);
+        ``heavy-edge``: each shared net adds w(e) / (|e| - 1), so big nets pull less.
+    weight_penalty : bool
+        Divide the rating by c(u) * c(v), which keeps cluster weights even.
+    max_rated_net_size : int
+        Nets with more pins are skipped when rating (they say little about similarity and cost |e|^2).
+    contraction_limit_factor : int
+        Stop when the coarsest level has at most this many vertices per block (160 * k).
+    min_shrink : float
+        Stop when a level removes less than this fraction of the vertices.
+    matching_rounds : int
+        Rounds of proposals; in each, mutual best proposals are matched (seed 000 Fig. 9).
+    join_unmatched : bool
+        After matching, an unmatched vertex joins its best neighbour's cluster when weight allows.
+    max_shrink_factor : float
+        Joining stops once a level has n / max_shrink_factor clusters (Mt-KaHyPar caps a pass at 2.5).
+    max_levels : int
+        Upper bound on levels.
+    """
+
+    rating: str = "heavy-edge"
+    weight_penalty: bool = True
+    max_rated_net_size: int = 1000
+    contraction_limit_factor: int = 160
+    min_shrink: float = 0.01
+    matching_rounds: int = 8
+    join_unmatched: bool = True
+    max_shrink_factor: float = 2.5
+    max_levels: int = 100
+
+
+@dataclass(frozen=True)
+class InitialConfig:
+    """Initial partitioning of the coarsest hypergraph by recursive bisection with a portfolio.
+
+    Attributes
+    ----------
+    runs : int
+        Runs of each algorithm (random, BFS, greedy growing, label propagation), each followed by FM.
+    """
+
+    runs: int = 5
+    algorithms: tuple = ("random", "bfs", "greedy", "label-propagation")
+
+
+@dataclass(frozen=True)
+class RefinementConfig:
+    """Refinement on every level of uncoarsening.
+
+    Attributes
+    ----------
+    lp_rounds : int
+        Rounds of label propagation (moves with positive gain that keep balance).
+    fm_passes : int
+        Passes of k-way FM (moves with rollback to the best prefix); a pass that gains nothing stops early.
+    fm_fruitless_moves : int
+        A pass stops after this many moves without a new best.
+    max_update_net_size : int
+        Nets with more pins do not trigger neighbour gain updates in FM.
+    """
+
+    lp_rounds: int = 5
+    fm_passes: int = 10
+    fm_fruitless_moves: int = 350
+    max_update_net_size: int = 1000
+
+
+@dataclass(frozen=True)
+class PartitionConfig:
+    """Everything the driver needs; build with :func:`make_config`."""
+
+    k: int = 2
+    epsilon: float = 0.03
+    objective: str = "km1"
+    seed: int = 0
+    preset: str = "default"
+    coarsening: CoarseningConfig = field(default_factory=CoarseningConfig)
+    initial: InitialConfig = field(default_factory=InitialConfig)
+    refinement: RefinementConfig = field(default_factory=RefinementConfig)
+
+
+PRESETS = {
+    "fast": dict(initial=InitialConfig(runs=1), refinement=RefinementConfig(lp_rounds=3, fm_passes=1,
+                                                                             fm_fruitless_moves=100)),
+    "default": {},
+    "quality": dict(initial=InitialConfig(runs=20), refinement=RefinementConfig(lp_rounds=8, fm_passes=20,
+                                                                                 fm_fruitless_moves=1000)),
+}
+
+
+def make_config(k: int, epsilon: float = 0.03, objective: str = "km1", seed: int = 0, preset: str = "default",
+                **overrides) -> PartitionConfig:
+    """A :class:`PartitionConfig` from a preset, with per-phase overrides (dataclass instances)."""
+    from .errors import InputError
+
+    if preset not in PRESETS:
+        raise InputError(f"unknown preset {preset!r} (fast, default or quality)")
+    if objective not in ("km1", "cut"):
+        raise InputError(f"unknown objective {objective!r} (km1 or cut)")
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if not epsilon >= 0:
+        raise InputError(f"epsilon must be non-negative, got {epsilon}")
+    config = PartitionConfig(k=k, epsilon=epsilon, objective=objective, seed=seed, preset=preset,
+                             **PRESETS[preset])
+    return replace(config, **overrides) if overrides else config

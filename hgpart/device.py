@@ -1,0 +1,39 @@
+"""Device choice: ``cpu`` (numba njit, all cores), ``gpu`` (numba.cuda) or ``auto``."""
+
+from __future__ import annotations
+
+from .errors import DeviceError
+
+DEVICES = ("auto", "cpu", "gpu")
+
+
+def gpu_available() -> bool:
+    """True when numba.cuda is installed and sees a usable GPU."""
+    try:
+        from numba import cuda
+    except Exception:  # numba-cuda not installed or broken
+        return False
+    try:
+        return bool(cuda.is_available())
+    except Exception:
+        return False
+
+
+def resolve_device(requested: str, gpu_implemented: bool = False) -> tuple[str, str | None]:
+    """The device that will run, and a note to show the user when ``auto`` had to fall back.
+
+    ``gpu_implemented`` says whether the requested job has a GPU path in this version.
+    """
+    if requested not in DEVICES:
+        raise DeviceError(f"unknown device {requested!r} (auto, cpu or gpu)")
+    if requested == "cpu":
+        return "cpu", None
+    if not gpu_implemented:
+        if requested == "gpu":
+            raise DeviceError("--device gpu: this job has no GPU path in this version of hgpart; use --device cpu")
+        return "cpu", None
+    if gpu_available():
+        return "gpu", None
+    if requested == "gpu":
+        raise DeviceError("--device gpu: no usable CUDA GPU found (numba.cuda.is_available() is False)")
+    return "cpu", "no usable CUDA GPU found; running on the CPU"

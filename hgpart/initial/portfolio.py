@@ -1,0 +1,59 @@
+"""The bisection portfolio: every algorithm, several seeds each, each run rebalanced and refined by
+2-way FM; the best run by (balanced, objective, imbalance, order of the run) wins."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..config import InitialConfig, RefinementConfig
+from ..hypergraph import Hypergraph
+from ..refinement import rebalance_partition, refine
+from .bisection import bfs_bisection, greedy_bisection, label_propagation_bisection, random_bisection
+
+
+def _run(algorithm: str, hypergraph: Hypergraph, fixed_side, target0: int, seed: int, cut_objective: bool):
+    h = hypergraph
+    if algorithm == "random":
+        return random_bisection(h.vertex_weights, fixed_side, target0, seed)
+    if algorithm == "bfs":
+        return bfs_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.vertex_weights,
+                             fixed_side, target0, seed)
+    if algorithm == "greedy":
+        return greedy_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+                                h.vertex_weights, fixed_side, target0, seed, cut_objective)
+    if algorithm == "label-propagation":
+        return label_propagation_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
+                                           h.net_weights, h.vertex_weights, fixed_side, target0, seed)
+    raise ValueError(f"unknown initial partitioning algorithm {algorithm!r}")
+
+
+def objective_value(hypergraph: Hypergraph, partition, k: int, cut_objective: bool) -> int:
+    from ..metrics import evaluate
+
+    metrics = evaluate(hypergraph, partition, k)
+    return metrics.cut if cut_objective else metrics.km1
+
+
+def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int, config: InitialConfig,
+           refinement: RefinementConfig, cut_objective: bool) -> np.ndarray:
+    """Best bipartition (int32[n], sides 0/1) with side weights at most ``max_weights`` (int64[2]) if any run
+    reaches that; otherwise the least imbalanced run."""
+    max_weights = np.asarray(max_weights, dtype=np.int64)
+    movable = fixed_side < 0
+    best, best_key = None, None
+    run = 0
+    for repetition in range(config.runs):
+        for algorithm in config.algorithms:
+            run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
+            run += 1
+            partition = _run(algorithm, hypergraph, fixed_side, target0, run_seed, cut_objective)
+            partition, balanced = rebalance_partition(hypergraph, partition, 2, max_weights, cut_objective, movable)
+            if balanced:
+                partition = refine(hypergraph, partition, 2, max_weights, refinement, cut_objective, movable)
+            weights = np.zeros(2, dtype=np.int64)
+            np.add.at(weights, partition, hypergraph.vertex_weights)
+            overload = float(np.max(weights / np.maximum(max_weights, 1)))
+            key = (not balanced, objective_value(hypergraph, partition, 2, cut_objective), overload, run)
+            if best_key is None or key < best_key:
+                best, best_key = partition, key
+    return best

@@ -1,0 +1,76 @@
+"""k-way initial partition by recursive bisection with the adapted epsilon of KaHyPar:
+
+    eps' = ((1 + eps) * ceil(c(V) / k) * k' / c(V'))^(1 / ceil(log2 k')) - 1
+
+for a sub-hypergraph V' that still has to be split into k' blocks. For km1, cut nets are split (each side
+keeps its own pins); for cut, they are dropped, since they already count in full.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..config import InitialConfig, RefinementConfig
+from ..hypergraph import Hypergraph
+from .portfolio import bisect
+
+
+def sub_hypergraph(hypergraph: Hypergraph, vertices: np.ndarray, split_nets: bool) -> Hypergraph:
+    """Induced sub-hypergraph on ``vertices`` (sorted ids); nets keep the pins inside (or are dropped
+    unless entirely inside, with ``split_nets`` False); nets left with fewer than two pins are dropped."""
+    n = hypergraph.num_vertices
+    new_id = np.full(n, -1, dtype=np.int64)
+    new_id[vertices] = np.arange(vertices.shape[0])
+    mapped = new_id[hypergraph.pin_vertices]
+    inside = mapped >= 0
+    sizes = hypergraph.net_sizes()
+    running = np.concatenate([[0], np.cumsum(inside, dtype=np.int64)])
+    inside_counts = running[hypergraph.net_offsets[1:]] - running[hypergraph.net_offsets[:-1]]
+    keep_net = inside_counts >= 2 if split_nets else (inside_counts == sizes) & (sizes >= 2)
+    keep_pin = inside & np.repeat(keep_net, sizes)
+    offsets = np.zeros(int(keep_net.sum()) + 1, dtype=np.int64)
+    np.cumsum(inside_counts[keep_net], out=offsets[1:])
+    return Hypergraph.from_pins(vertices.shape[0], offsets, mapped[keep_pin], hypergraph.vertex_weights[vertices],
+                                hypergraph.net_weights[keep_net])
+
+
+def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: InitialConfig,
+                      refinement: RefinementConfig, cut_objective: bool, seed: int, fixed=None) -> np.ndarray:
+    """int32[n] blocks in [0, k) of the (coarsest) hypergraph, by recursive bisection."""
+    n = hypergraph.num_vertices
+    partition = np.zeros(n, dtype=np.int32)
+    fixed = np.full(n, -1, dtype=np.int32) if fixed is None else np.asarray(fixed, dtype=np.int32)
+    total = hypergraph.total_vertex_weight
+    perfect = -(-total // k)
+    _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, refinement, cut_objective,
+           seed)
+    return partition
+
+
+def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon, perfect, config, refinement,
+           cut_objective, seed):
+    if blocks == 1 or vertices.shape[0] == 0:
+        partition[vertices] = first_block
+        return
+    sub = hypergraph if vertices.shape[0] == hypergraph.num_vertices else \
+        sub_hypergraph(hypergraph, vertices, not cut_objective)
+    sub_total = sub.total_vertex_weight
+    blocks0 = (blocks + 1) // 2
+    if sub_total > 0:
+        ratio = (1.0 + epsilon) * perfect * blocks / sub_total
+        adapted = max(0.0, ratio ** (1.0 / math.ceil(math.log2(blocks))) - 1.0)
+    else:
+        adapted = epsilon
+    target0 = sub_total * blocks0 // blocks
+    max_weights = np.array([math.floor((1.0 + adapted) * sub_total * blocks0 / blocks),
+                            math.floor((1.0 + adapted) * sub_total * (blocks - blocks0) / blocks)], dtype=np.int64)
+    sub_fixed = fixed[vertices]
+    fixed_side = np.where(sub_fixed < 0, -1, (sub_fixed >= first_block + blocks0).astype(np.int32)).astype(np.int32)
+    sides = bisect(sub, max_weights, target0, fixed_side, seed + first_block * 31 + blocks, config, refinement,
+                   cut_objective)
+    _split(hypergraph, vertices[sides == 0], first_block, blocks0, partition, fixed, epsilon, perfect, config,
+           refinement, cut_objective, seed)
+    _split(hypergraph, vertices[sides == 1], first_block + blocks0, blocks - blocks0, partition, fixed, epsilon,
+           perfect, config, refinement, cut_objective, seed)

@@ -1,0 +1,5 @@
+"""Refinement (seed 000 Fig. 2 line 9): label propagation, k-way FM with rollback, rebalancing."""
+
+from .refiner import refine, rebalance_partition
+
+__all__ = ["refine", "rebalance_partition"]

@@ -1,0 +1,127 @@
+"""k-way Fiduccia-Mattheyses (seed 000 Sec. II-B) for km1 or cut, with rollback to the best prefix.
+
+A pass keeps every movable boundary vertex in a max-heap keyed by its best gain among adjacent blocks
+that can take it; it repeatedly moves the top vertex (each vertex at most once per pass, even if the
+gain is negative), updates the gains of the pins of its nets, and finally undoes the moves after the
+best prefix. Passes repeat while they gain. For k = 2 this is classic 2-way FM.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .gains import apply_move, best_move, is_boundary
+from .heap import heap_pop, heap_push_or_update, heap_remove
+
+
+@numba.njit(cache=True, inline="always")
+def gains_changed(in_source, in_target, size, cut_objective):
+    """Whether moving a pin of a net out of its source block (now ``in_source`` pins there) into the target
+    (now ``in_target``) can change any pin's gain or adjacent blocks (the FM delta-gain rule)."""
+    if in_source <= 1 or in_target <= 2:
+        return True
+    return cut_objective and (in_source >= size - 2 or in_target >= size - 1)
+
+
+@numba.njit(cache=True)
+def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+            pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
+            max_update_net_size, heap, keys, position, size, targets):
+    """One FM pass; returns the gain kept (>= 0). Arrays are updated in place."""
+    n = vertex_offsets.shape[0] - 1
+    gain = np.zeros(k, dtype=np.int64)
+    adjacent = np.zeros(k, dtype=np.bool_)
+    locked = np.zeros(n, dtype=np.bool_)
+    size[0] = 0
+    for v in range(n):
+        position[v] = -1
+    for v in range(n):
+        if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
+            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                                  True, gain, adjacent)
+            if target >= 0:
+                targets[v] = target
+                heap_push_or_update(heap, keys, position, size, v, g)
+    moved = np.empty(n, dtype=np.int32)
+    sources = np.empty(n, dtype=np.int32)
+    num_moves = 0
+    total = np.int64(0)
+    best_total = np.int64(0)
+    best_moves = 0
+    since_best = 0
+    while size[0] > 0:
+        v = heap_pop(heap, keys, position, size)
+        target = targets[v]
+        if block_weights[target] + vertex_weights[v] > max_block_weights[target]:
+            # the block filled up since v was rated: rate again against the current weights
+            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                                  True, gain, adjacent)
+            if target >= 0:
+                targets[v] = target
+                heap_push_or_update(heap, keys, position, size, v, g)
+            continue
+        g = keys[v]
+        sources[num_moves] = partition[v]
+        moved[num_moves] = v
+        num_moves += 1
+        apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+                   block_weights, k)
+        locked[v] = True
+        total += g
+        if total > best_total:
+            best_total = total
+            best_moves = num_moves
+            since_best = 0
+        else:
+            since_best += 1
+            if since_best >= fruitless_limit:
+                break
+        source = sources[num_moves - 1]
+        for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+            e = incident_nets[q]
+            net_size = net_offsets[e + 1] - net_offsets[e]
+            if net_size > max_update_net_size or not gains_changed(pin_counts[e * k + source],
+                                                                  pin_counts[e * k + target], net_size,
+                                                                  cut_objective):
+                continue
+            for p in range(net_offsets[e], net_offsets[e + 1]):
+                u = pin_vertices[p]
+                if locked[u] or not movable[u]:
+                    continue
+                t, gu = best_move(u, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                                  True, gain, adjacent)
+                if t >= 0:
+                    targets[u] = t
+                    heap_push_or_update(heap, keys, position, size, u, gu)
+                else:
+                    heap_remove(heap, keys, position, size, u)
+    for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix
+        apply_move(moved[i], sources[i], partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                   pin_counts, block_weights, k)
+    return best_total
+
+
+def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
+       fruitless_limit, max_update_net_size) -> int:
+    """Run up to ``passes`` FM passes; returns the total gain. ``partition``, ``pin_counts`` and
+    ``block_weights`` are updated in place."""
+    n = hypergraph.num_vertices
+    heap = np.empty(n, dtype=np.int32)
+    keys = np.zeros(n, dtype=np.int64)
+    position = np.full(n, -1, dtype=np.int32)
+    size = np.zeros(1, dtype=np.int64)
+    targets = np.full(n, -1, dtype=np.int32)
+    total = 0
+    for _ in range(passes):
+        gained = fm_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
+                         hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
+                         pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
+                         max_update_net_size, heap, keys, position, size, targets)
+        total += int(gained)
+        if gained <= 0:
+            break
+    return total

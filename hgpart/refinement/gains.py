@@ -1,0 +1,122 @@
+"""Pin counts Phi(e, b) and move gains for km1 and cut (numba).
+
+For a vertex v in block a and a target block b:
+
+* km1: gain = sum over nets e of v of w(e) * ([Phi(e, a) = 1] - [Phi(e, b) = 0]);
+* cut: gain = sum of w(e) over nets that become uncut ([Phi(e, a) = 1 and Phi(e, b) = |e| - 1])
+  minus w(e) over nets that become cut ([Phi(e, a) = |e|]).
+
+Nets with fewer than two pins never count. ``pin_counts`` is int32[num_nets * k], row-major by net.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, parallel=True)
+def compute_pin_counts(net_offsets, pin_vertices, partition, k):
+    num_nets = net_offsets.shape[0] - 1
+    pin_counts = np.zeros(num_nets * k, dtype=np.int32)
+    for e in numba.prange(num_nets):
+        base = e * k
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            pin_counts[base + partition[pin_vertices[p]]] += 1
+    return pin_counts
+
+
+@numba.njit(cache=True)
+def block_weights_of(partition, vertex_weights, k):
+    weights = np.zeros(k, dtype=np.int64)
+    for v in range(partition.shape[0]):
+        weights[partition[v]] += vertex_weights[v]
+    return weights
+
+
+@numba.njit(cache=True)
+def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k, cut_objective,
+                    gain, adjacent):
+    """Fill ``gain[b]`` (int64[k]) with the gain of moving v from a to b and ``adjacent[b]`` (bool[k]) with
+    whether some net of v has a pin in b. Both must be zero/False on entry; the caller resets them.
+
+    Returns the part of the gain that does not depend on b (added into every ``gain[b]``).
+    """
+    common = 0
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        size = net_offsets[e + 1] - net_offsets[e]
+        if size < 2:
+            continue
+        w = net_weights[e]
+        base = e * k
+        in_source = pin_counts[base + a]
+        if cut_objective:
+            if in_source == size:
+                common -= w
+            for b in range(k):
+                count = pin_counts[base + b]
+                if count > 0 and b != a:
+                    adjacent[b] = True
+                    if in_source == 1 and count == size - 1:
+                        gain[b] += w
+        else:
+            if in_source == 1:
+                common += w
+            common -= w
+            for b in range(k):
+                if pin_counts[base + b] > 0 and b != a:
+                    adjacent[b] = True
+                    gain[b] += w
+    return common
+
+
+@numba.njit(cache=True)
+def best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
+              block_weights, max_block_weights, k, cut_objective, only_adjacent, gain, adjacent):
+    """Best target block of v that stays within its weight bound: (target or -1, gain).
+
+    Ties go to the lighter target, then the smaller block id. ``gain``/``adjacent`` are scratch (int64[k],
+    bool[k], zero on entry and on return).
+    """
+    a = partition[v]
+    common = gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k,
+                             cut_objective, gain, adjacent)
+    best = -1
+    best_gain = np.int64(0)
+    weight = vertex_weights[v]
+    for b in range(k):
+        if b == a or (only_adjacent and not adjacent[b]) or block_weights[b] + weight > max_block_weights[b]:
+            continue
+        g = gain[b] + common
+        if best < 0 or g > best_gain or (g == best_gain and block_weights[b] < block_weights[best]):
+            best = b
+            best_gain = g
+    for b in range(k):
+        gain[b] = 0
+        adjacent[b] = False
+    return best, best_gain
+
+
+@numba.njit(cache=True)
+def apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+               block_weights, k):
+    source = partition[v]
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        pin_counts[e * k + source] -= 1
+        pin_counts[e * k + target] += 1
+    block_weights[source] -= vertex_weights[v]
+    block_weights[target] += vertex_weights[v]
+    partition[v] = target
+
+
+@numba.njit(cache=True)
+def is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
+    a = partition[v]
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        size = net_offsets[e + 1] - net_offsets[e]
+        if size >= 2 and pin_counts[e * k + a] < size:
+            return True
+    return False

@@ -1,0 +1,93 @@
+"""An indexed binary max-heap over vertices, in flat arrays for numba.
+
+Key order: larger ``keys[v]`` first, ties to the smaller vertex id. ``position[v]`` is -1 when v is out.
+State: ``heap`` (int32[n]), ``keys`` (int64[n]), ``position`` (int32[n]), ``size`` (int64[1]).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, inline="always")
+def _above(keys, u, v):
+    return keys[u] > keys[v] or (keys[u] == keys[v] and u < v)
+
+
+@numba.njit(cache=True)
+def _sift_up(heap, keys, position, i):
+    v = heap[i]
+    while i > 0:
+        parent = (i - 1) // 2
+        u = heap[parent]
+        if not _above(keys, v, u):
+            break
+        heap[i] = u
+        position[u] = i
+        i = parent
+    heap[i] = v
+    position[v] = i
+
+
+@numba.njit(cache=True)
+def _sift_down(heap, keys, position, size, i):
+    v = heap[i]
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            break
+        if child + 1 < size and _above(keys, heap[child + 1], heap[child]):
+            child += 1
+        u = heap[child]
+        if not _above(keys, u, v):
+            break
+        heap[i] = u
+        position[u] = i
+        i = child
+    heap[i] = v
+    position[v] = i
+
+
+@numba.njit(cache=True)
+def heap_push_or_update(heap, keys, position, size, v, key):
+    if position[v] < 0:
+        keys[v] = key
+        heap[size[0]] = v
+        position[v] = size[0]
+        size[0] += 1
+        _sift_up(heap, keys, position, size[0] - 1)
+    else:
+        old = keys[v]
+        keys[v] = key
+        if key > old:
+            _sift_up(heap, keys, position, position[v])
+        else:
+            _sift_down(heap, keys, position, size[0], position[v])
+
+
+@numba.njit(cache=True)
+def heap_remove(heap, keys, position, size, v):
+    i = position[v]
+    if i < 0:
+        return
+    size[0] -= 1
+    last = heap[size[0]]
+    position[v] = -1
+    if i < size[0]:
+        heap[i] = last
+        position[last] = i
+        _sift_down(heap, keys, position, size[0], i)
+        _sift_up(heap, keys, position, position[last])
+
+
+@numba.njit(cache=True)
+def heap_pop(heap, keys, position, size):
+    v = heap[0]
+    heap_remove(heap, keys, position, size, v)
+    return v
+
+
+def new_heap(n: int):
+    return (np.empty(n, dtype=np.int32), np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int32),
+            np.zeros(1, dtype=np.int64))

@@ -1,0 +1,71 @@
+"""Label propagation refinement: rate every boundary vertex in parallel, then apply the positive moves
+in order of gain, re-rating each against the current state so that no move loses (an afterburner)."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .gains import apply_move, best_move, is_boundary
+
+
+@numba.njit(cache=True, parallel=True)
+def _rate_all(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+              block_weights, max_block_weights, k, movable, cut_objective, threads, targets, gains):
+    n = vertex_offsets.shape[0] - 1
+    per_thread = (n + threads - 1) // threads
+    for t in numba.prange(threads):
+        gain = np.zeros(k, dtype=np.int64)
+        adjacent = np.zeros(k, dtype=np.bool_)
+        for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
+            targets[v] = -1
+            gains[v] = 0
+            if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
+                target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                      vertex_weights, pin_counts, block_weights, max_block_weights, k,
+                                      cut_objective, True, gain, adjacent)
+                targets[v] = target
+                gains[v] = g
+
+
+@numba.njit(cache=True)
+def _apply(order, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+           block_weights, max_block_weights, k, cut_objective):
+    gain = np.zeros(k, dtype=np.int64)
+    adjacent = np.zeros(k, dtype=np.bool_)
+    total = np.int64(0)
+    moves = 0
+    for v in order:
+        target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                              vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                              True, gain, adjacent)
+        if target >= 0 and g > 0:
+            apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                       pin_counts, block_weights, k)
+            total += g
+            moves += 1
+    return total, moves
+
+
+def label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                      cut_objective, rounds) -> int:
+    """Up to ``rounds`` rounds; stops when a round moves nothing. Returns the total gain."""
+    n = hypergraph.num_vertices
+    targets = np.empty(n, dtype=np.int32)
+    gains = np.empty(n, dtype=np.int64)
+    total = 0
+    for _ in range(rounds):
+        _rate_all(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                  hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
+                  max_block_weights, k, movable, cut_objective, numba.get_num_threads(), targets, gains)
+        candidates = np.flatnonzero((targets >= 0) & (gains > 0))
+        if candidates.size == 0:
+            break
+        order = candidates[np.lexsort((candidates, -gains[candidates]))].astype(np.int32)
+        gained, moves = _apply(order, hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                               hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts,
+                               block_weights, max_block_weights, k, cut_objective)
+        total += int(gained)
+        if moves == 0:
+            break
+    return total

@@ -1,0 +1,100 @@
+"""The refinement driver of one level, and the rebalancer that restores the balance constraint."""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..config import RefinementConfig
+from .fm import fm
+from .gains import apply_move, best_move, block_weights_of, compute_pin_counts
+from .label_propagation import label_propagation
+
+
+def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig = RefinementConfig(),
+           cut_objective: bool = False, movable=None) -> np.ndarray:
+    """Label propagation, then FM, on one level. Returns the refined partition (a new array).
+
+    Parameters
+    ----------
+    partition : int32[n]
+    max_block_weights : int64[k]
+        Upper bound of each block's weight; moves never exceed it.
+    movable : bool[n] or None
+        False for fixed vertices.
+    """
+    partition = np.array(partition, dtype=np.int32)
+    movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
+    max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
+    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
+    block_weights = block_weights_of(partition, hypergraph.vertex_weights, k)
+    if config.lp_rounds:
+        label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                          cut_objective, config.lp_rounds)
+    if config.fm_passes:
+        fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+           config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size)
+    return partition
+
+
+@numba.njit(cache=True)
+def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+               block_weights, max_block_weights, k, movable, cut_objective):
+    """Move vertices out of overloaded blocks, best gain per unit weight first, into blocks with room."""
+    n = vertex_offsets.shape[0] - 1
+    gain = np.zeros(k, dtype=np.int64)
+    adjacent = np.zeros(k, dtype=np.bool_)
+    for _ in range(64):
+        overloaded = False
+        for b in range(k):
+            if block_weights[b] > max_block_weights[b]:
+                overloaded = True
+        if not overloaded:
+            return True
+        candidates = np.empty(n, dtype=np.int64)
+        scores = np.empty(n, dtype=np.float64)
+        count = 0
+        for v in range(n):
+            if movable[v] and block_weights[partition[v]] > max_block_weights[partition[v]] and vertex_weights[v] > 0:
+                target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                      vertex_weights, pin_counts, block_weights, max_block_weights, k,
+                                      cut_objective, False, gain, adjacent)
+                if target >= 0:
+                    candidates[count] = v
+                    scores[count] = -g / vertex_weights[v]  # least loss per unit of weight first
+                    count += 1
+        if count == 0:
+            return False
+        order = np.argsort(scores[:count], kind="mergesort")
+        moved = 0
+        for i in order:
+            v = candidates[i]
+            source = partition[v]
+            if block_weights[source] <= max_block_weights[source]:
+                continue
+            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                                  False, gain, adjacent)
+            if target >= 0:
+                apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                           pin_counts, block_weights, k)
+                moved += 1
+        if moved == 0:
+            return False
+    for b in range(k):
+        if block_weights[b] > max_block_weights[b]:
+            return False
+    return True
+
+
+def rebalance_partition(hypergraph, partition, k, max_block_weights, cut_objective=False, movable=None):
+    """Restore ``block weight <= max_block_weights`` with the least loss; returns (partition, balanced)."""
+    partition = np.array(partition, dtype=np.int32)
+    movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
+    max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
+    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
+    block_weights = block_weights_of(partition, hypergraph.vertex_weights, k)
+    balanced = _rebalance(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                          hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
+                          max_block_weights, k, movable, cut_objective)
+    return partition, bool(balanced)

@@ -1,0 +1,192 @@
+"""The multilevel partitioner: brute-force optima, balance, invariants of coarsening, determinism."""
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hgpart import Hypergraph, InfeasibleError
+from hgpart.coarsening import coarsen
+from hgpart.coarsening.contraction import contract
+from hgpart.coarsening.matching import compute_clustering
+from hgpart.coarsening.similarity import similarity
+from hgpart.config import CoarseningConfig, make_config
+from hgpart.io import read_hypergraph
+from hgpart.metrics import evaluate, max_block_weight
+from hgpart.multilevel import partition
+from hgpart.refinement.fm import fm
+from hgpart.refinement.gains import block_weights_of, compute_pin_counts
+
+from .conftest import DATA
+from .naive import best_partition_naive
+
+IBM01 = str(DATA / "ibm01.hgr")
+
+
+def random_hypergraph(seed, n, m, max_size=4, weighted=False):
+    rng = np.random.default_rng(seed)
+    nets = [rng.choice(n, size=int(rng.integers(2, max_size + 1)), replace=False) for _ in range(m)]
+    vertex_weights = rng.integers(1, 4, n) if weighted else None
+    net_weights = rng.integers(1, 5, m) if weighted else None
+    return Hypergraph.from_pin_lists(nets, n, vertex_weights, net_weights), nets
+
+
+# ------------------------------------------------------------------------------------- similarity
+def test_similarity_is_the_weighted_inner_product_of_columns():
+    hypergraph, _ = random_hypergraph(3, 30, 60, 5, weighted=True)
+    incidence = hypergraph.to_sparse().astype(np.int64)
+    inner = (incidence.T @ (incidence.multiply(hypergraph.net_weights[:, None]))).toarray()  # Eq. 8
+    for v in range(hypergraph.num_vertices):
+        scores = similarity(hypergraph, v)
+        expected = {u: float(inner[v, u]) for u in range(hypergraph.num_vertices) if u != v and inner[v, u] > 0}
+        assert scores == expected
+
+
+# ------------------------------------------------------------------------------------- coarsening
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), rating=st.sampled_from(["heavy-edge", "inner-product"]),
+       join=st.booleans(), penalty=st.booleans())
+def test_clustering_respects_weights_and_is_onto(seed, rating, join, penalty):
+    hypergraph, _ = random_hypergraph(seed, 60, 90, 5, weighted=True)
+    config = CoarseningConfig(rating=rating, join_unmatched=join, weight_penalty=penalty)
+    max_weight = 6
+    cluster, count = compute_clustering(hypergraph, max_weight, config)
+    assert set(cluster.tolist()) == set(range(count))  # onto 0..n'-1
+    weights = np.zeros(count, dtype=np.int64)
+    np.add.at(weights, cluster, hypergraph.vertex_weights)
+    assert weights.max() <= max(max_weight, hypergraph.vertex_weights.max())
+    if not join:  # a matching: clusters of at most two vertices
+        assert np.bincount(cluster).max() <= 2
+
+
+def test_matching_pairs_are_mutual_best_choices():
+    """Without joining, every pair holds two vertices that are each other's best candidate at some round."""
+    hypergraph, _ = random_hypergraph(11, 40, 80, 3)
+    config = CoarseningConfig(join_unmatched=False, weight_penalty=False, rating="inner-product")
+    cluster, _ = compute_clustering(hypergraph, 10**9, config)
+    for c in np.flatnonzero(np.bincount(cluster) == 2):
+        u, v = np.flatnonzero(cluster == c)
+        assert similarity(hypergraph, u)[v] > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_contraction_preserves_km1_and_weights(seed):
+    hypergraph, _ = random_hypergraph(seed, 50, 80, 6, weighted=True)
+    cluster, count = compute_clustering(hypergraph, 8, CoarseningConfig())
+    coarse = contract(hypergraph, cluster, count)
+    assert coarse.total_vertex_weight == hypergraph.total_vertex_weight
+    assert coarse.net_sizes().min(initial=2) >= 2
+    nets = {tuple(coarse.pin_vertices[coarse.net_offsets[e]:coarse.net_offsets[e + 1]]) for e in range(coarse.num_nets)}
+    assert len(nets) == coarse.num_nets  # identical nets merged
+    rng = np.random.default_rng(seed)
+    for k in (2, 3, 5):
+        coarse_partition = rng.integers(0, k, count)
+        projected = coarse_partition[cluster]  # Eq. 5
+        assert projected.shape[0] == hypergraph.num_vertices
+        fine, small = evaluate(hypergraph, projected, k), evaluate(coarse, coarse_partition, k)
+        assert (fine.km1, fine.cut, fine.block_weights) == (small.km1, small.cut, small.block_weights)
+
+
+def test_coarsening_stops_at_the_contraction_limit():
+    hypergraph = read_hypergraph(IBM01)
+    hierarchy = coarsen(hypergraph, 2)
+    sizes = [level.hypergraph.num_vertices for level in hierarchy.levels] + [hierarchy.coarsest.num_vertices]
+    assert sizes[0] == 12752 and all(a > b for a, b in zip(sizes, sizes[1:]))
+    assert sizes[-1] <= 320 or sizes[-1] > 0.99 * sizes[-2] or sizes[-2] > 320
+    assert hierarchy.coarsest.vertex_weights.max() <= -(-12752 // 320)
+    for level in hierarchy.levels:
+        assert level.cluster.shape[0] == level.hypergraph.num_vertices
+
+
+# ------------------------------------------------------------------------------------- refinement
+def test_fm_gain_matches_the_objective_change():
+    hypergraph, _ = random_hypergraph(5, 200, 400, 4, weighted=True)
+    for k, cut_objective in ((2, False), (4, False), (4, True)):
+        rng = np.random.default_rng(k)
+        blocks = rng.integers(0, k, hypergraph.num_vertices).astype(np.int32)
+        pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+        weights = block_weights_of(blocks, hypergraph.vertex_weights, k)
+        bound = np.full(k, max(int(weights.max()), max_block_weight(hypergraph.total_vertex_weight, k, 0.1)))
+        before = evaluate(hypergraph, blocks, k)
+        gained = fm(hypergraph, blocks, pin_counts, weights, bound, k, np.ones(hypergraph.num_vertices, bool),
+                    cut_objective, 5, 200, 1000)
+        after = evaluate(hypergraph, blocks, k)
+        objective = "cut" if cut_objective else "km1"
+        assert getattr(before, objective) - getattr(after, objective) == gained > 0
+        assert max(after.block_weights) <= bound[0]
+        np.testing.assert_array_equal(pin_counts, compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices,
+                                                                     blocks, k))
+
+
+# -------------------------------------------------------------------------------- whole partitioner
+def tiny_instances():
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        n = int(rng.integers(6, 13))
+        yield seed, random_hypergraph(seed, n, int(rng.integers(n, 2 * n)), 4, weighted=seed % 2 == 1)
+
+
+def test_reaches_the_brute_force_optimum_on_most_tiny_instances():
+    optimal = total = 0
+    for seed, (hypergraph, nets) in tiny_instances():
+        nets_sorted = [sorted(set(int(v) for v in net)) for net in nets]
+        for k in (2, 3):
+            if k == 3 and hypergraph.num_vertices > 10:
+                continue
+            best = best_partition_naive(hypergraph.num_vertices, nets_sorted, hypergraph.net_weights.tolist(),
+                                        hypergraph.vertex_weights.tolist(), k, 0.1)
+            if best is None:
+                continue
+            result = partition(hypergraph, k, 0.1, seed=seed)
+            assert result.metrics.balanced
+            assert result.metrics.km1 >= best
+            optimal += result.metrics.km1 == best
+            total += 1
+    assert total >= 15 and optimal >= 0.8 * total, (optimal, total)
+
+
+@pytest.mark.parametrize("k", [2, 3, 8])
+@pytest.mark.parametrize("objective", ["km1", "cut"])
+def test_partitions_are_balanced_and_deterministic(k, objective):
+    hypergraph = read_hypergraph(str(DATA / "sat14_AProVE07-27.cnf.primal.hgr.gz"))
+    first = partition(hypergraph, k, 0.03, objective, seed=7, preset="fast")
+    again = partition(hypergraph, k, 0.03, objective, seed=7, preset="fast")
+    np.testing.assert_array_equal(first.partition, again.partition)
+    bound = max_block_weight(hypergraph.total_vertex_weight, k, 0.03)
+    assert first.metrics.balanced and max(first.metrics.block_weights) <= bound
+    assert set(first.partition.tolist()) == set(range(k))
+    random_blocks = np.random.default_rng(0).integers(0, k, hypergraph.num_vertices)
+    assert getattr(first.metrics, objective) < 0.5 * getattr(evaluate(hypergraph, random_blocks, k), objective)
+
+
+def test_weighted_vertices_and_fixed_vertices():
+    hypergraph, _ = random_hypergraph(21, 300, 500, 4, weighted=True)
+    fixed = np.full(300, -1)
+    fixed[:10] = 0
+    fixed[10:20] = 3
+    fixed[20:25] = 1
+    result = partition(hypergraph, 4, 0.05, fixed=fixed, seed=1)
+    assert (result.partition[:10] == 0).all() and (result.partition[10:20] == 3).all()
+    assert (result.partition[20:25] == 1).all()
+    assert result.metrics.balanced
+
+
+def test_infeasible_inputs_raise():
+    heavy = Hypergraph.from_pin_lists([[0, 1], [1, 2]], 3, vertex_weights=[10, 1, 1])
+    with pytest.raises(InfeasibleError, match="exceeds the block bound"):
+        partition(heavy, 2, 0.03)
+    hypergraph = Hypergraph.from_pin_lists([[0, 1], [2, 3]], 4)
+    with pytest.raises(InfeasibleError, match="fixed to block 0"):
+        partition(hypergraph, 2, 0.0, fixed=[0, 0, 0, -1])
+
+
+def test_k1_and_presets():
+    hypergraph = read_hypergraph(IBM01)
+    assert partition(hypergraph, 1).metrics.km1 == 0
+    fast = partition(hypergraph, 2, preset="fast")
+    assert fast.metrics.balanced
+    with pytest.raises(Exception, match="unknown preset"):
+        make_config(2, preset="slow")
