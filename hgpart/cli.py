@@ -103,6 +103,28 @@ def set_threads(threads: int | None) -> int:
     return numba.get_num_threads()
 
 
+def input_options(command):
+    """--format and --model: how FILE is read."""
+    return format_option(model_option(command))
+
+
+def job_options(command):
+    """--threads, --json, -q and one-line errors, shared by the commands that run a computation."""
+    return threads_option(json_option(quiet_option(library_errors(command))))
+
+
+def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_implemented: bool = False):
+    """Set the thread count and pick the device; returns (reporter, device used, threads)."""
+    from .device import resolve_device
+
+    reporter = Reporter(quiet or as_json)
+    used_threads = set_threads(threads)
+    device_used, note = resolve_device(device, gpu_implemented)
+    if note:
+        reporter.log(note)
+    return reporter, device_used, used_threads
+
+
 def epilog(example: str) -> str:
     return "\b\nExample:\n  " + example
 
@@ -269,16 +291,11 @@ def generate(kind, n, seed, output, file_format, net_size, num_edges, edge_facto
 @click.option("--preset", type=click.Choice(["fast", "default", "quality"]), default="default", show_default=True)
 @click.option("--fixed", "fixed_file", default=None, help="hMetis fix file: a block id or -1 per vertex.")
 @click.option("-o", "--output", default=None, help="Partition file (default FILE.part.K; - for stdout).")
-@format_option
-@model_option
-@threads_option
-@json_option
-@quiet_option
-@library_errors
+@input_options
+@job_options
 def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, output, file_format, model, threads,
               as_json, quiet):
     """Partition FILE into K blocks (multilevel: coarsen, initial partition, refine); write one block id per line."""
-    from .device import resolve_device
     from .io import read_fixed, read_hypergraph, strip_gz, write_partition
     from .multilevel import partition as run_partition
     from .multilevel import warm_up
@@ -286,11 +303,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
     if output == "-" and as_json:
         raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter = Reporter(quiet or as_json)
-    used_threads = set_threads(threads)
-    device_used, note = resolve_device(device)
-    if note:
-        reporter.log(note)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json)
     started = time.perf_counter()
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
@@ -324,25 +337,16 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
               help="Imbalance (bounds the weight of a coarse vertex).")
 @device_option
 @click.option("--out-dir", default=None, help="Write each coarse level as LEVEL.hgr and its map LEVEL.map here.")
-@format_option
-@model_option
-@threads_option
-@json_option
-@quiet_option
-@library_errors
+@input_options
+@job_options
 def coarsen(file, levels, k, epsilon, device, out_dir, file_format, model, threads, as_json, quiet):
     """Coarsen FILE level by level (Mondriaan similarity, matching, contraction) and report each level."""
     from .coarsening import coarsen as run_coarsen
     from .config import CoarseningConfig
-    from .device import resolve_device
     from .io import read_hypergraph, write_hypergraph, write_partition
     from .multilevel import warm_up
 
-    reporter = Reporter(quiet or as_json)
-    set_threads(threads)
-    device_used, note = resolve_device(device)
-    if note:
-        reporter.log(note)
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json)
     hypergraph = read_hypergraph(file, file_format, model)
     jit_seconds = warm_up()
     hierarchy = run_coarsen(hypergraph, k, CoarseningConfig(), epsilon, max_levels=levels)
@@ -388,11 +392,8 @@ def _int_list(text: str) -> list[int]:
 @click.option("--kahypar-config", default=None, help="KaHyPar .ini preset (its Python package ships none).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per cell with seeds 0..N-1; medians are reported.")
-@threads_option
 @click.option("--save", default=None, help="Also write the JSON report to this file.")
-@json_option
-@quiet_option
-@library_errors
+@job_options
 def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, threads, save,
           as_json, quiet):
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
@@ -401,7 +402,6 @@ def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahyp
     from .bench.peers import PEERS
     from .bench.runner import comparison, run_bench
     from .bench.runner import suite as suite_files
-    from .device import resolve_device
     from .io import atomic_output
     from .multilevel import warm_up
 
@@ -415,11 +415,7 @@ def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahyp
     paths = list(files) or suite_files(suite or "default")
     if not paths:
         raise InputError("no instances: give FILES, or --suite small (data/) or shared (../shared/data)")
-    reporter = Reporter(quiet or as_json)
-    used_threads = set_threads(threads)
-    device_used, note = resolve_device(device)
-    if note:
-        reporter.log(note)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json)
     jit_seconds = warm_up(objective)
     with reporter.progress(len(paths) * len(ks) * repeat, "hgpart bench") as bar:
         records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
