@@ -13,6 +13,7 @@ from .coarsening import coarsen
 from .coarsening.coarsener import project
 from .config import PartitionConfig, make_config
 from .errors import InfeasibleError, InputError
+from .graphs.louvain import hypergraph_communities
 from .hypergraph import Hypergraph
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
@@ -99,7 +100,9 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
     if k == 1 or hypergraph.num_vertices == 0:
         result = np.zeros(hypergraph.num_vertices, dtype=np.int32)
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
-    hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level)
+    communities = hypergraph_communities(hypergraph, config.coarsening.max_rated_net_size) \
+        if config.coarsening.communities else None
+    hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level, communities=communities)
     coarsened = time.perf_counter()
     coarsest = hierarchy.coarsest
     coarsest_fixed = hierarchy.coarsest_fixed
@@ -108,11 +111,9 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
     movable = None if coarsest_fixed is None else coarsest_fixed < 0
     blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
     initialized = time.perf_counter()
-    blocks = refine(coarsest, blocks, k, max_weights, config.refinement, cut_objective, movable)
-    for level in reversed(hierarchy.levels):
-        blocks = project(blocks, level.cluster)
-        movable = None if level.fixed is None else level.fixed < 0
-        blocks = refine(level.hypergraph, blocks, k, max_weights, config.refinement, cut_objective, movable)
+    blocks = uncoarsen(hierarchy, blocks, k, max_weights, config, cut_objective)
+    for _ in range(config.refinement.v_cycles):
+        blocks = v_cycle(hypergraph, blocks, k, epsilon, max_weights, config, cut_objective, fixed, communities)
     metrics = evaluate(hypergraph, blocks, k, epsilon)
     if not metrics.balanced:
         movable = None if fixed is None else fixed < 0
@@ -127,6 +128,42 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
     seconds = {"coarsening": coarsened - started, "initial": initialized - coarsened,
                "refinement": finished - initialized, "total": finished - started}
     return PartitionResult(blocks, metrics, seconds, hierarchy.summary())
+
+
+def uncoarsen(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:
+    """Refine the coarsest level, then project (Eq. 5) and refine every finer level."""
+    movable = None if hierarchy.coarsest_fixed is None else hierarchy.coarsest_fixed < 0
+    blocks = refine(hierarchy.coarsest, blocks, k, max_weights, config.refinement, cut_objective, movable)
+    for level in reversed(hierarchy.levels):
+        blocks = project(blocks, level.cluster)
+        movable = None if level.fixed is None else level.fixed < 0
+        blocks = refine(level.hypergraph, blocks, k, max_weights, config.refinement, cut_objective, movable)
+    return blocks
+
+
+def v_cycle(hypergraph, blocks, k, epsilon, max_weights, config: PartitionConfig, cut_objective: bool, fixed=None,
+            communities=None):
+    """One more V-cycle: coarsen again without merging vertices of different blocks (the partition acts
+    as fixed blocks for coarsening only), then refine from the induced coarse partition upward. The
+    objective never gets worse: the coarse partition has the same km1 and cut as ``blocks``."""
+    hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, blocks, communities=communities)
+    coarse_blocks = hierarchy.coarsest_fixed
+    for level in hierarchy.levels:  # free the vertices again; the user's fixed vertices stay fixed
+        level.fixed = None if fixed is None else _project_fixed(fixed, hierarchy, level)
+    hierarchy.coarsest_fixed = None if fixed is None else _project_fixed(fixed, hierarchy, None)
+    return uncoarsen(hierarchy, coarse_blocks, k, max_weights, config, cut_objective)
+
+
+def _project_fixed(fixed, hierarchy, level):
+    """The user's fixed blocks carried down to ``level`` (None: the coarsest) of a V-cycle hierarchy."""
+    current = fixed
+    for candidate in hierarchy.levels:
+        if candidate is level:
+            return current
+        coarse = np.full(int(candidate.cluster.max()) + 1, -1, dtype=np.int32)
+        np.maximum.at(coarse, candidate.cluster, current)
+        current = coarse
+    return current
 
 
 def warm_up(objective: str = "km1") -> float:

@@ -70,28 +70,49 @@ def project(partition: np.ndarray, cluster: np.ndarray) -> np.ndarray:
     return partition[cluster]
 
 
+def _carry(values: np.ndarray | None, cluster: np.ndarray, num_clusters: int) -> np.ndarray | None:
+    """Per-vertex labels of a level carried to the coarse vertices (max over each cluster; -1 = none)."""
+    if values is None:
+        return None
+    coarse = np.full(num_clusters, -1, dtype=values.dtype)
+    np.maximum.at(coarse, cluster, values)
+    return coarse
+
+
+def _merge_key(fixed: np.ndarray | None, communities: np.ndarray | None, k: int) -> np.ndarray | None:
+    """Vertices with different non-negative keys never merge: fixed blocks, and communities if given."""
+    if communities is None:
+        return fixed
+    key = communities.astype(np.int64) * (k + 1)
+    if fixed is not None:
+        key += fixed.astype(np.int64) + 1
+    return key.astype(np.int32) if key.max(initial=0) < 2**31 else key
+
+
 def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = CoarseningConfig(), epsilon: float = 0.03,
-            fixed: np.ndarray | None = None, max_levels: int | None = None, on_level=None) -> Hierarchy:
+            fixed: np.ndarray | None = None, max_levels: int | None = None, on_level=None,
+            communities: np.ndarray | None = None) -> Hierarchy:
     """Coarsen until at most 160 k vertices remain, a level shrinks by less than ``min_shrink``, or
     ``max_levels`` levels are done.
 
-    ``on_level(row)`` is called after each level with its summary row.
+    ``fixed`` (int32[n], -1 free): vertices fixed to different blocks never merge. ``communities``
+    (int[n]): vertices of different communities never merge. ``on_level(row)`` is called after each
+    level with its summary row.
     """
     hierarchy = Hierarchy()
-    current, current_fixed = hypergraph, fixed
+    current, current_fixed, current_communities = hypergraph, fixed, communities
     limit = contraction_limit(k, config)
     max_weight = max_cluster_weight(hypergraph, k, config, epsilon)
     levels = config.max_levels if max_levels is None else max_levels
     while len(hierarchy.levels) < levels and current.num_vertices > limit:
         started = time.perf_counter()
-        cluster, num_clusters = compute_clustering(current, max_weight, config, current_fixed)
+        cluster, num_clusters = compute_clustering(current, max_weight, config,
+                                                   _merge_key(current_fixed, current_communities, k))
         if num_clusters > (1.0 - config.min_shrink) * current.num_vertices:
             break
         coarse = contract(current, cluster, num_clusters)
-        coarse_fixed = None
-        if current_fixed is not None:
-            coarse_fixed = np.full(num_clusters, -1, dtype=np.int32)
-            np.maximum.at(coarse_fixed, cluster, current_fixed)
+        coarse_fixed = _carry(current_fixed, cluster, num_clusters)
+        current_communities = _carry(current_communities, cluster, num_clusters)
         level = Level(current, cluster, current_fixed, time.perf_counter() - started)
         hierarchy.levels.append(level)
         if on_level is not None:

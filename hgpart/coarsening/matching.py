@@ -121,13 +121,14 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     max_weight : int
         No cluster may outweigh this.
     config : CoarseningConfig
-    fixed : int32[n] or None
-        Block a vertex is fixed to, -1 if free; vertices fixed to different blocks never merge.
+    fixed : int[n] or None
+        Merge key of each vertex, -1 if none: vertices with different keys never merge (fixed blocks,
+        communities).
     """
     n = hypergraph.num_vertices
     threads = threads or numba.get_num_threads()
     threads = max(1, min(threads, n))
-    fixed = np.full(n, -1, dtype=np.int32) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int32)
+    fixed = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
     scores = np.zeros((threads, n), dtype=np.float64)
     seen = np.zeros((threads, n), dtype=np.bool_)
     touched = np.empty((threads, n), dtype=np.int32)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..config import InitialConfig, RefinementConfig
@@ -37,23 +39,39 @@ def objective_value(hypergraph: Hypergraph, partition, k: int, cut_objective: bo
 def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int, config: InitialConfig,
            refinement: RefinementConfig, cut_objective: bool) -> np.ndarray:
     """Best bipartition (int32[n], sides 0/1) with side weights at most ``max_weights`` (int64[2]) if any run
-    reaches that; otherwise the least imbalanced run."""
+    reaches that; otherwise the least imbalanced run.
+
+    Every run is rebalanced and refined by label propagation; the ``fm_candidates`` best then get FM.
+    """
     max_weights = np.asarray(max_weights, dtype=np.int64)
     movable = fixed_side < 0
-    best, best_key = None, None
+    light = replace(refinement, fm_passes=0)
+    candidates = []
     run = 0
     for repetition in range(config.runs):
         for algorithm in config.algorithms:
             run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
-            run += 1
             partition = _run(algorithm, hypergraph, fixed_side, target0, run_seed, cut_objective)
             partition, balanced = rebalance_partition(hypergraph, partition, 2, max_weights, cut_objective, movable)
             if balanced:
-                partition = refine(hypergraph, partition, 2, max_weights, refinement, cut_objective, movable)
-            weights = np.zeros(2, dtype=np.int64)
-            np.add.at(weights, partition, hypergraph.vertex_weights)
-            overload = float(np.max(weights / np.maximum(max_weights, 1)))
-            key = (not balanced, objective_value(hypergraph, partition, 2, cut_objective), overload, run)
-            if best_key is None or key < best_key:
-                best, best_key = partition, key
+                partition = refine(hypergraph, partition, 2, max_weights, light, cut_objective, movable)
+            candidates.append((_key(hypergraph, partition, balanced, max_weights, cut_objective, run), partition))
+            run += 1
+    candidates.sort(key=lambda item: item[0])
+    best_key, best = candidates[0]
+    for key, partition in candidates[:config.fm_candidates]:
+        if key[0]:  # not balanced: FM cannot repair it
+            continue
+        partition = refine(hypergraph, partition, 2, max_weights, refinement, cut_objective, movable)
+        key = _key(hypergraph, partition, True, max_weights, cut_objective, key[-1])
+        if key < best_key:
+            best_key, best = key, partition
     return best
+
+
+def _key(hypergraph, partition, balanced, max_weights, cut_objective, run):
+    """Order of runs: balanced first, then objective, then how full the fuller side is, then run order."""
+    weights = np.zeros(2, dtype=np.int64)
+    np.add.at(weights, partition, hypergraph.vertex_weights)
+    overload = float(np.max(weights / np.maximum(max_weights, 1)))
+    return (not balanced, objective_value(hypergraph, partition, 2, cut_objective), overload, run)

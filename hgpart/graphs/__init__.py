@@ -1,0 +1,1 @@
+"""Graph algorithms (clustering, spanning forests, triangles) and their building blocks."""
