@@ -14,31 +14,47 @@ import numpy as np
 
 from .errors import InputError
 from .hypergraph import Hypergraph
+from .parallel import pick
+
+
+@numba.njit(cache=True)
+def _connectivity_chunk(c, chunk, net_offsets, pin_vertices, partition, k, result):
+    """lambda(e) for the nets of chunk c, with a bit set of k bits."""
+    seen = np.zeros((k + 63) // 64, dtype=np.uint64)
+    for e in range(c * chunk, min(net_offsets.shape[0] - 1, (c + 1) * chunk)):
+        count = 0
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            b = partition[pin_vertices[p]]
+            word, bit = b >> 6, np.uint64(1) << np.uint64(b & 63)
+            if not seen[word] & bit:
+                seen[word] |= bit
+                count += 1
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            seen[partition[pin_vertices[p]] >> 6] = 0
+        result[e] = count
+
+
+@numba.njit(cache=True)
+def _connectivity_serial(net_offsets, pin_vertices, partition, k):
+    result = np.zeros(net_offsets.shape[0] - 1, dtype=np.int32)
+    _connectivity_chunk(0, net_offsets.shape[0] - 1, net_offsets, pin_vertices, partition, k, result)
+    return result
 
 
 @numba.njit(cache=True, parallel=True)
-def connectivity(net_offsets, pin_vertices, partition, k):
-    """lambda(e) for every net: int32[num_nets]. Uses a small bit set per net (k <= 2**20)."""
+def _connectivity_parallel(net_offsets, pin_vertices, partition, k):
     num_nets = net_offsets.shape[0] - 1
     result = np.zeros(num_nets, dtype=np.int32)
-    words = (k + 63) // 64
     chunk = 1024
-    num_chunks = (num_nets + chunk - 1) // chunk
-    for c in numba.prange(num_chunks):
-        seen = np.zeros(words, dtype=np.uint64)
-        for e in range(c * chunk, min(num_nets, (c + 1) * chunk)):
-            count = 0
-            for p in range(net_offsets[e], net_offsets[e + 1]):
-                b = partition[pin_vertices[p]]
-                word, bit = b >> 6, np.uint64(1) << np.uint64(b & 63)
-                if not seen[word] & bit:
-                    seen[word] |= bit
-                    count += 1
-            for p in range(net_offsets[e], net_offsets[e + 1]):
-                b = partition[pin_vertices[p]]
-                seen[b >> 6] = 0
-            result[e] = count
+    for c in numba.prange((num_nets + chunk - 1) // chunk):
+        _connectivity_chunk(c, chunk, net_offsets, pin_vertices, partition, k, result)
     return result
+
+
+def connectivity(net_offsets, pin_vertices, partition, k):
+    """lambda(e), the number of blocks each net touches: int32[num_nets]."""
+    return pick(pin_vertices.shape[0], _connectivity_serial, _connectivity_parallel)(net_offsets, pin_vertices,
+                                                                                   partition, k)
 
 
 @numba.njit(cache=True)

@@ -106,8 +106,7 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
     coarsened = time.perf_counter()
     coarsest = hierarchy.coarsest
     coarsest_fixed = hierarchy.coarsest_fixed
-    blocks = initial_partition(coarsest, k, epsilon, config.initial, config.refinement, cut_objective, config.seed,
-                               coarsest_fixed)
+    blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed)
     movable = None if coarsest_fixed is None else coarsest_fixed < 0
     blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
     initialized = time.perf_counter()

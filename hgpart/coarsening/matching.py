@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..parallel import SERIAL_BELOW
 from .similarity import better_candidate, rate_neighbors
 
 
@@ -43,23 +44,40 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
     return best
 
 
-@numba.njit(cache=True, parallel=True)
-def _propose(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, fixed,
-             partner, cluster_weight, max_weight, max_net_size, heavy_edge, weight_penalty, only_unmatched,
-             active, proposals, scores, seen, touched):
-    """proposals[v] for every active v (partner[v] < 0): its best candidate or -1."""
+@numba.njit(cache=True)
+def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                   vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge,
+                   weight_penalty, only_unmatched, active, proposals, scores, seen, touched):
     n = vertex_offsets.shape[0] - 1
+    for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
+        if not active[v]:
+            proposals[v] = -1
+            continue
+        proposals[v] = _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                       vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size,
+                                       heavy_edge, weight_penalty, only_unmatched, scores[t], seen[t], touched[t])
+
+
+@numba.njit(cache=True)
+def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, fixed,
+                    partner, cluster_weight, max_weight, max_net_size, heavy_edge, weight_penalty, only_unmatched,
+                    active, proposals, scores, seen, touched):
+    _propose_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                   net_weights, vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge,
+                   weight_penalty, only_unmatched, active, proposals, scores, seen, touched)
+
+
+@numba.njit(cache=True, parallel=True)
+def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, fixed,
+                      partner, cluster_weight, max_weight, max_net_size, heavy_edge, weight_penalty, only_unmatched,
+                      active, proposals, scores, seen, touched):
+    """proposals[v] for every active v: its best candidate or -1; thread t uses scratch row t."""
     threads = scores.shape[0]
-    per_thread = (n + threads - 1) // threads
+    per_thread = (vertex_offsets.shape[0] - 1 + threads - 1) // threads
     for t in numba.prange(threads):
-        for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
-            if not active[v]:
-                proposals[v] = -1
-                continue
-            proposals[v] = _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
-                                           net_weights, vertex_weights, fixed, partner, cluster_weight,
-                                           max_weight, max_net_size, heavy_edge, weight_penalty, only_unmatched,
-                                           scores[t], seen[t], touched[t])
+        _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                       vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge,
+                       weight_penalty, only_unmatched, active, proposals, scores, seen, touched)
 
 
 @numba.njit(cache=True)
@@ -127,7 +145,8 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     """
     n = hypergraph.num_vertices
     threads = threads or numba.get_num_threads()
-    threads = max(1, min(threads, n))
+    threads = 1 if hypergraph.num_pins < SERIAL_BELOW else max(1, min(threads, n))
+    _propose = _propose_serial if threads == 1 else _propose_parallel
     fixed = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
     scores = np.zeros((threads, n), dtype=np.float64)
     seen = np.zeros((threads, n), dtype=np.bool_)

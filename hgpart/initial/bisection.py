@@ -7,7 +7,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..refinement.gains import apply_move, compute_pin_counts, gains_to_blocks
+from ..refinement.gains import apply_move, gains_to_blocks, pin_counts_serial
 from ..refinement.heap import heap_pop, heap_push_or_update
 
 
@@ -81,7 +81,7 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     np.random.seed(seed)
     n = vertex_weights.shape[0]
     partition, weight0 = _start(fixed_side, vertex_weights)
-    pin_counts = compute_pin_counts(net_offsets, pin_vertices, partition, 2)
+    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, 2)
     block_weights = np.zeros(2, dtype=np.int64)
     for v in range(n):
         block_weights[partition[v]] += vertex_weights[v]

@@ -1,4 +1,4 @@
-"""k-way initial partition by recursive bisection with the adapted epsilon of KaHyPar:
+"""k-way initial partition by recursive multilevel bisection with the adapted epsilon of KaHyPar:
 
     eps' = ((1 + eps) * ceil(c(V) / k) * k' / c(V'))^(1 / ceil(log2 k')) - 1
 
@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..config import InitialConfig, RefinementConfig
+from ..config import PartitionConfig
 from ..hypergraph import Hypergraph
 from .portfolio import bisect
 
@@ -36,21 +36,40 @@ def sub_hypergraph(hypergraph: Hypergraph, vertices: np.ndarray, split_nets: boo
                                 hypergraph.net_weights[keep_net])
 
 
-def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: InitialConfig,
-                      refinement: RefinementConfig, cut_objective: bool, seed: int, fixed=None) -> np.ndarray:
-    """int32[n] blocks in [0, k) of the (coarsest) hypergraph, by recursive bisection."""
+def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: PartitionConfig, cut_objective: bool,
+                      seed: int, fixed=None) -> np.ndarray:
+    """int32[n] blocks in [0, k) of the (coarsest) hypergraph, by recursive multilevel bisection."""
     n = hypergraph.num_vertices
     partition = np.zeros(n, dtype=np.int32)
     fixed = np.full(n, -1, dtype=np.int32) if fixed is None else np.asarray(fixed, dtype=np.int32)
     total = hypergraph.total_vertex_weight
     perfect = -(-total // k)
-    _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, refinement, cut_objective,
-           seed)
+    _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed)
     return partition
 
 
-def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon, perfect, config, refinement,
-           cut_objective, seed):
+def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int,
+                      config: PartitionConfig, cut_objective: bool) -> np.ndarray:
+    """Bisection of a sub-problem the multilevel way: coarsen it to 160 * 2 vertices, run the portfolio
+    there, then project and refine (label propagation, 2-way FM) level by level. int32[n] sides."""
+    from ..coarsening import coarsen
+    from ..refinement import refine
+
+    total = hypergraph.total_vertex_weight
+    slack = float(max_weights.max()) * 2 / max(total, 1) - 1.0
+    hierarchy = coarsen(hypergraph, 2, config.coarsening, max(slack, 0.0), fixed_side)
+    coarsest_fixed = hierarchy.coarsest_fixed if hierarchy.coarsest_fixed is not None else \
+        np.full(hierarchy.coarsest.num_vertices, -1, dtype=np.int32)
+    sides = bisect(hierarchy.coarsest, max_weights, target0, coarsest_fixed, seed, config.initial,
+                   config.refinement, cut_objective)
+    for level in reversed(hierarchy.levels):
+        sides = sides[level.cluster]
+        sides = refine(level.hypergraph, sides, 2, max_weights, config.refinement, cut_objective, level.fixed < 0)
+    return sides
+
+
+def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon, perfect, config, cut_objective,
+           seed):
     if blocks == 1 or vertices.shape[0] == 0:
         partition[vertices] = first_block
         return
@@ -68,9 +87,9 @@ def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon,
                             math.floor((1.0 + adapted) * sub_total * (blocks - blocks0) / blocks)], dtype=np.int64)
     sub_fixed = fixed[vertices]
     fixed_side = np.where(sub_fixed < 0, -1, (sub_fixed >= first_block + blocks0).astype(np.int32)).astype(np.int32)
-    sides = bisect(sub, max_weights, target0, fixed_side, seed + first_block * 31 + blocks, config, refinement,
-                   cut_objective)
+    sides = multilevel_bisect(sub, max_weights, target0, fixed_side, seed + first_block * 31 + blocks, config,
+                              cut_objective)
     _split(hypergraph, vertices[sides == 0], first_block, blocks0, partition, fixed, epsilon, perfect, config,
-           refinement, cut_objective, seed)
+           cut_objective, seed)
     _split(hypergraph, vertices[sides == 1], first_block + blocks0, blocks - blocks0, partition, fixed, epsilon,
-           perfect, config, refinement, cut_objective, seed)
+           perfect, config, cut_objective, seed)

@@ -11,7 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .gains import apply_move, best_move, is_boundary
+from .fm2 import fm2_pass
+from .gains import apply_move, best_move, is_boundary, roll_back, track_best_prefix
 from .heap import heap_pop, heap_push_or_update, heap_remove
 
 
@@ -52,18 +53,20 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     best_moves = 0
     since_best = 0
     while size[0] > 0:
-        v = heap_pop(heap, keys, position, size)
-        target = targets[v]
-        if block_weights[target] + vertex_weights[v] > max_block_weights[target]:
-            # the block filled up since v was rated: rate again against the current weights
-            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
-                                  True, gain, adjacent)
-            if target >= 0:
-                targets[v] = target
-                heap_push_or_update(heap, keys, position, size, v, g)
+        v = heap[0]
+        # rate the top again: a block may have filled up, or a net above max_update_net_size changed
+        target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                              vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                              True, gain, adjacent)
+        if target < 0:
+            heap_pop(heap, keys, position, size)
             continue
-        g = keys[v]
+        if g != keys[v] or target != targets[v]:
+            targets[v] = target
+            heap_push_or_update(heap, keys, position, size, v, g)
+            if heap[0] != v:
+                continue
+        heap_pop(heap, keys, position, size)
         sources[num_moves] = partition[v]
         moved[num_moves] = v
         num_moves += 1
@@ -71,14 +74,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                    block_weights, k)
         locked[v] = True
         total += g
-        if total > best_total:
-            best_total = total
-            best_moves = num_moves
-            since_best = 0
-        else:
-            since_best += 1
-            if since_best >= fruitless_limit:
-                break
+        best_total, best_moves, since_best = track_best_prefix(total, num_moves, best_total, best_moves, since_best)
+        if since_best >= fruitless_limit:
+            break
         source = sources[num_moves - 1]
         for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
             e = incident_nets[q]
@@ -99,9 +97,8 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                     heap_push_or_update(heap, keys, position, size, u, gu)
                 else:
                     heap_remove(heap, keys, position, size, u)
-    for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix
-        apply_move(moved[i], sources[i], partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
-                   pin_counts, block_weights, k)
+    roll_back(moved, sources, best_moves, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
+              vertex_weights, pin_counts, block_weights, k)
     return best_total
 
 
@@ -117,6 +114,14 @@ def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, m
     targets = np.full(n, -1, dtype=np.int32)
     total = 0
     for _ in range(passes):
+        if k == 2:  # classic FM with O(1) gain updates
+            gained = fm2_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
+                              hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
+                              pin_counts, block_weights, max_block_weights, movable, fruitless_limit)
+            total += int(gained)
+            if gained <= 0:
+                break
+            continue
         gained = fm_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
                          hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
                          pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,

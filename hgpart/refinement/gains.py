@@ -14,16 +14,36 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..parallel import pick
+
+
+@numba.njit(cache=True, inline="always")
+def _count_net(e, net_offsets, pin_vertices, partition, k, pin_counts):
+    base = e * k
+    for p in range(net_offsets[e], net_offsets[e + 1]):
+        pin_counts[base + partition[pin_vertices[p]]] += 1
+
+
+@numba.njit(cache=True)
+def pin_counts_serial(net_offsets, pin_vertices, partition, k):
+    pin_counts = np.zeros((net_offsets.shape[0] - 1) * k, dtype=np.int32)
+    for e in range(net_offsets.shape[0] - 1):
+        _count_net(e, net_offsets, pin_vertices, partition, k, pin_counts)
+    return pin_counts
+
 
 @numba.njit(cache=True, parallel=True)
-def compute_pin_counts(net_offsets, pin_vertices, partition, k):
-    num_nets = net_offsets.shape[0] - 1
-    pin_counts = np.zeros(num_nets * k, dtype=np.int32)
-    for e in numba.prange(num_nets):
-        base = e * k
-        for p in range(net_offsets[e], net_offsets[e + 1]):
-            pin_counts[base + partition[pin_vertices[p]]] += 1
+def _pin_counts_parallel(net_offsets, pin_vertices, partition, k):
+    pin_counts = np.zeros((net_offsets.shape[0] - 1) * k, dtype=np.int32)
+    for e in numba.prange(net_offsets.shape[0] - 1):
+        _count_net(e, net_offsets, pin_vertices, partition, k, pin_counts)
     return pin_counts
+
+
+def compute_pin_counts(net_offsets, pin_vertices, partition, k):
+    """Phi(e, b) as int32[num_nets * k]."""
+    return pick(pin_vertices.shape[0], pin_counts_serial, _pin_counts_parallel)(net_offsets, pin_vertices,
+                                                                               partition, k)
 
 
 @numba.njit(cache=True)
@@ -109,6 +129,23 @@ def apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets,
     block_weights[source] -= vertex_weights[v]
     block_weights[target] += vertex_weights[v]
     partition[v] = target
+
+
+@numba.njit(cache=True, inline="always")
+def track_best_prefix(total, num_moves, best_total, best_moves, since_best):
+    """FM bookkeeping after a move: (best total, moves in the best prefix, moves since it)."""
+    if total > best_total:
+        return total, num_moves, 0
+    return best_total, best_moves, since_best + 1
+
+
+@numba.njit(cache=True)
+def roll_back(moved, sources, keep, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
+              vertex_weights, pin_counts, block_weights, k):
+    """Undo moves keep..num_moves-1 (newest first): vertex ``moved[i]`` returns to ``sources[i]``."""
+    for i in range(num_moves - 1, keep - 1, -1):
+        apply_move(moved[i], sources[i], partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                   pin_counts, block_weights, k)
 
 
 @numba.njit(cache=True)

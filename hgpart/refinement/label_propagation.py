@@ -6,26 +6,43 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..parallel import pick
 from .gains import apply_move, best_move, is_boundary
 
 
-@numba.njit(cache=True, parallel=True)
-def _rate_all(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
-              block_weights, max_block_weights, k, movable, cut_objective, threads, targets, gains):
+@numba.njit(cache=True)
+def _rate_chunk(t, per_thread, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                pin_counts, block_weights, max_block_weights, k, movable, cut_objective, targets, gains):
     n = vertex_offsets.shape[0] - 1
-    per_thread = (n + threads - 1) // threads
+    gain = np.zeros(k, dtype=np.int64)
+    adjacent = np.zeros(k, dtype=np.bool_)
+    for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
+        targets[v] = -1
+        gains[v] = 0
+        if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
+            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                                  True, gain, adjacent)
+            targets[v] = target
+            gains[v] = g
+
+
+@numba.njit(cache=True)
+def _rate_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+                 block_weights, max_block_weights, k, movable, cut_objective, threads, targets, gains):
+    _rate_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, vertex_offsets, incident_nets, net_weights,
+                vertex_weights, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+                targets, gains)
+
+
+@numba.njit(cache=True, parallel=True)
+def _rate_parallel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+                   block_weights, max_block_weights, k, movable, cut_objective, threads, targets, gains):
+    per_thread = (vertex_offsets.shape[0] - 1 + threads - 1) // threads
     for t in numba.prange(threads):
-        gain = np.zeros(k, dtype=np.int64)
-        adjacent = np.zeros(k, dtype=np.bool_)
-        for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
-            targets[v] = -1
-            gains[v] = 0
-            if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
-                target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                      vertex_weights, pin_counts, block_weights, max_block_weights, k,
-                                      cut_objective, True, gain, adjacent)
-                targets[v] = target
-                gains[v] = g
+        _rate_chunk(t, per_thread, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                    partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, targets,
+                    gains)
 
 
 @numba.njit(cache=True)
@@ -55,7 +72,8 @@ def label_propagation(hypergraph, partition, pin_counts, block_weights, max_bloc
     gains = np.empty(n, dtype=np.int64)
     total = 0
     for _ in range(rounds):
-        _rate_all(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+        rate = pick(hypergraph.num_pins, _rate_serial, _rate_parallel)
+        rate(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
                   hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
                   max_block_weights, k, movable, cut_objective, numba.get_num_threads(), targets, gains)
         candidates = np.flatnonzero((targets >= 0) & (gains > 0))

@@ -1,0 +1,125 @@
+"""2-way FM with the classic Fiduccia-Mattheyses gain updates (O(1) per pin and move).
+
+For k = 2, km1 and cut coincide: the gain of moving x out of its block is
+sum over nets e of x of w(e) * ([Phi(e, own) = 1] - [Phi(e, other) = 0]). When v moves from F to T, for
+each net e of v with F, T its pin counts before the move:
+
+* before: T = 0 -> every free pin of e gains w(e);  T = 1 -> the free pin already in T loses w(e);
+* after (F' = F - 1): F' = 0 -> every free pin loses w(e);  F' = 1 -> the free pin left in F gains w(e).
+
+Each side has its own max-heap of free vertices keyed by gain; a step takes the better of the two tops
+whose move keeps its target within bound (ties: out of the heavier side). Moves after the best prefix
+are rolled back.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from .gains import apply_move, is_boundary, roll_back, track_best_prefix
+from .heap import heap_pop, heap_push_or_update
+
+
+@numba.njit(cache=True)
+def _initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts):
+    own = partition[v]
+    gain = np.int64(0)
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        if net_offsets[e + 1] - net_offsets[e] < 2:
+            continue
+        if pin_counts[2 * e + own] == 1:
+            gain += net_weights[e]
+        if pin_counts[2 * e + 1 - own] == 0:
+            gain -= net_weights[e]
+    return gain
+
+
+@numba.njit(cache=True, inline="always")
+def _bump(x, delta, partition, heap0, heap1, keys, positions, size0, size1):
+    if partition[x] == 0:
+        heap_push_or_update(heap0, keys, positions, size0, x, keys[x] + delta)
+    else:
+        heap_push_or_update(heap1, keys, positions, size1, x, keys[x] + delta)
+
+
+@numba.njit(cache=True)
+def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+             pin_counts, block_weights, max_block_weights, movable, fruitless_limit):
+    """One 2-way FM pass; returns the gain kept (>= 0). Arrays are updated in place.
+
+    Every net takes part in the updates, however large: a big net only costs a scan when it crosses one
+    of the thresholds above, and the gains stay exact."""
+    n = vertex_offsets.shape[0] - 1
+    heap0 = np.empty(max(n, 1), dtype=np.int32)  # one heap per side, never sliced in the loop (a view
+    heap1 = np.empty(max(n, 1), dtype=np.int32)  # costs an atomic reference count per use)
+    keys = np.zeros(n, dtype=np.int64)
+    positions = np.full(n, -1, dtype=np.int32)
+    size0 = np.zeros(1, dtype=np.int64)
+    size1 = np.zeros(1, dtype=np.int64)
+    free = movable.copy()
+    for v in range(n):  # every free vertex gets its gain; boundary vertices start in the heaps, the others
+        if free[v]:        # enter on their first gain update
+            keys[v] = _initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                    pin_counts)
+            if is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, 2):
+                _bump(v, 0, partition, heap0, heap1, keys, positions, size0, size1)
+    moved = np.empty(n, dtype=np.int32)
+    sources = np.empty(n, dtype=np.int32)
+    num_moves = 0
+    total = np.int64(0)
+    best_total = np.int64(0)
+    best_moves = 0
+    since_best = 0
+    while True:
+        side = -1
+        best_key = np.int64(0)
+        if size0[0] > 0 and block_weights[1] + vertex_weights[heap0[0]] <= max_block_weights[1]:
+            side = 0
+            best_key = keys[heap0[0]]
+        if size1[0] > 0 and block_weights[0] + vertex_weights[heap1[0]] <= max_block_weights[0]:
+            key1 = keys[heap1[0]]
+            if side < 0 or key1 > best_key or (key1 == best_key and block_weights[1] > block_weights[0]):
+                side = 1
+        if side < 0:
+            break
+        v = heap_pop(heap0, keys, positions, size0) if side == 0 else heap_pop(heap1, keys, positions, size1)
+        free[v] = False
+        target = 1 - side
+        for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+            e = incident_nets[q]
+            size = net_offsets[e + 1] - net_offsets[e]
+            if size < 2:
+                continue
+            w = net_weights[e]
+            in_target = pin_counts[2 * e + target]
+            in_source = pin_counts[2 * e + side]
+            if in_target == 0 or in_target == 1 or in_source == 1 or in_source == 2:
+                for p in range(net_offsets[e], net_offsets[e + 1]):
+                    x = pin_vertices[p]
+                    if not free[x]:
+                        continue
+                    delta = np.int64(0)
+                    if in_target == 0:
+                        delta += w
+                    elif in_target == 1 and partition[x] == target:
+                        delta -= w
+                    if in_source == 1:  # v was alone: after the move no pin is left in the source
+                        delta -= w
+                    elif in_source == 2 and partition[x] == side:
+                        delta += w
+                    if delta != 0:
+                        _bump(x, delta, partition, heap0, heap1, keys, positions, size0, size1)
+        total += keys[v]
+        apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+                   block_weights, 2)
+        moved[num_moves] = v
+        sources[num_moves] = side
+        num_moves += 1
+        best_total, best_moves, since_best = track_best_prefix(total, num_moves, best_total, best_moves, since_best)
+        if since_best >= fruitless_limit:
+            break
+    roll_back(moved, sources, best_moves, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
+              vertex_weights, pin_counts, block_weights, 2)
+    return best_total
