@@ -103,6 +103,25 @@ def set_threads(threads: int | None) -> int:
     return numba.get_num_threads()
 
 
+def coarsening_options(command):
+    """--rating and --max-rated-net-size: how coarsening rates neighbours."""
+    command = click.option("--max-rated-net-size", type=click.IntRange(min=2), default=1000, show_default=True,
+                           help="Nets with more pins are skipped when rating neighbours.")(command)
+    return click.option("--rating", default="heavy-edge", show_default=True,
+                        help="heavy-edge: shared nets add w(e)/(|e|-1); inner-product: w(e) (seed 000 Eq. 7-8). "
+                             "bench takes a comma-separated list and runs each.")(command)
+
+
+def coarsening_config(rating: str, max_rated_net_size: int):
+    from dataclasses import replace
+
+    from .config import CoarseningConfig
+
+    if rating not in ("heavy-edge", "inner-product"):
+        raise click.BadParameter(f"unknown rating {rating!r} (heavy-edge or inner-product)", param_hint="--rating")
+    return replace(CoarseningConfig(), rating=rating, max_rated_net_size=max_rated_net_size)
+
+
 def input_options(command):
     """--format and --model: how FILE is read."""
     return format_option(model_option(command))
@@ -291,15 +310,19 @@ def generate(kind, n, seed, output, file_format, net_size, num_edges, edge_facto
 @click.option("--preset", type=click.Choice(["fast", "default", "quality"]), default="default", show_default=True)
 @click.option("--fixed", "fixed_file", default=None, help="hMetis fix file: a block id or -1 per vertex.")
 @click.option("-o", "--output", default=None, help="Partition file (default FILE.part.K; - for stdout).")
+@coarsening_options
 @input_options
 @job_options
-def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, output, file_format, model, threads,
-              as_json, quiet):
+def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, output, rating, max_rated_net_size,
+              file_format, model, threads, as_json, quiet):
     """Partition FILE into K blocks (multilevel: coarsen, initial partition, refine); write one block id per line."""
     from .io import read_fixed, read_hypergraph, strip_gz, write_partition
+    from .config import make_config
     from .multilevel import partition as run_partition
     from .multilevel import warm_up
 
+    config = make_config(k, epsilon, objective, seed, preset,
+                         coarsening=coarsening_config(rating, max_rated_net_size))
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
     if output == "-" and as_json:
         raise InputError("--json and -o - would both write to stdout; give -o a file")
@@ -309,11 +332,12 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
     jit_seconds = warm_up(objective)
-    result = run_partition(hypergraph, k, epsilon, objective, seed, preset, fixed)
+    result = run_partition(hypergraph, k, fixed=fixed, config=config)
     write_partition(result.partition, output)
     metrics = result.metrics
     summary = {"file": file, "output": output, "k": k, "epsilon": epsilon, "objective": objective, "seed": seed,
-               "preset": preset, "device": device_used, "threads": used_threads, "vertices": hypergraph.num_vertices,
+               "preset": preset, "rating": rating, "device": device_used, "threads": used_threads,
+               "vertices": hypergraph.num_vertices,
                "nets": hypergraph.num_nets, "pins": hypergraph.num_pins, "km1": metrics.km1, "cut": metrics.cut,
                "soed": metrics.soed, "imbalance": metrics.imbalance, "balanced": metrics.balanced,
                "max_block_weight": metrics.max_block_weight, "block_weights": list(metrics.block_weights),
@@ -337,19 +361,21 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
               help="Imbalance (bounds the weight of a coarse vertex).")
 @device_option
 @click.option("--out-dir", default=None, help="Write each coarse level as LEVEL.hgr and its map LEVEL.map here.")
+@coarsening_options
 @input_options
 @job_options
-def coarsen(file, levels, k, epsilon, device, out_dir, file_format, model, threads, as_json, quiet):
+def coarsen(file, levels, k, epsilon, device, out_dir, rating, max_rated_net_size, file_format, model, threads,
+            as_json, quiet):
     """Coarsen FILE level by level (Mondriaan similarity, matching, contraction) and report each level."""
     from .coarsening import coarsen as run_coarsen
-    from .config import CoarseningConfig
     from .io import read_hypergraph, write_hypergraph, write_partition
     from .multilevel import warm_up
 
     reporter, device_used, _ = start_job(device, threads, quiet, as_json)
     hypergraph = read_hypergraph(file, file_format, model)
     jit_seconds = warm_up()
-    hierarchy = run_coarsen(hypergraph, k, CoarseningConfig(), epsilon, max_levels=levels)
+    config = coarsening_config(rating, max_rated_net_size)
+    hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels)
     rows = [{"level": 0, "vertices": hypergraph.num_vertices, "nets": hypergraph.num_nets, "pins": hypergraph.num_pins,
              "matched": 0.0, "seconds": 0.0}]
     coarse_levels = [level.hypergraph for level in hierarchy.levels[1:]] + [hierarchy.coarsest]
@@ -362,7 +388,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, file_format, model, threa
             write_hypergraph(coarse, os.path.join(out_dir, f"level{index}.hgr"))
             write_partition(level.cluster, os.path.join(out_dir, f"level{index}.map"))
     if as_json:
-        print_json({"file": file, "device": device_used, "jit_seconds": jit_seconds, "levels": rows})
+        print_json({"file": file, "device": device_used, "rating": rating, "jit_seconds": jit_seconds, "levels": rows})
     reporter.table(f"coarsening of {file} ({device_used})", ["level", "vertices", "nets", "pins", "matched", "seconds"],
                    [list(row.values()) for row in rows])
 
@@ -393,9 +419,10 @@ def _int_list(text: str) -> list[int]:
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per cell with seeds 0..N-1; medians are reported.")
 @click.option("--save", default=None, help="Also write the JSON report to this file.")
+@coarsening_options
 @job_options
-def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, threads, save,
-          as_json, quiet):
+def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, save, rating,
+          max_rated_net_size, threads, as_json, quiet):
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
     import json
 
@@ -417,10 +444,12 @@ def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahyp
         raise InputError("no instances: give FILES, or --suite small (data/) or shared (../shared/data)")
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json)
     jit_seconds = warm_up(objective)
-    with reporter.progress(len(paths) * len(ks) * repeat, "hgpart bench") as bar:
+    variants = {("hgpart" if index == 0 else f"hgpart:{name}"): coarsening_config(name, max_rated_net_size)
+                 for index, name in enumerate(part.strip() for part in rating.split(","))}
+    with reporter.progress(len(paths) * len(ks) * repeat * len(variants), "hgpart bench") as bar:
         records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
-                            bar.advance)
-    summaries = [c for c in (comparison(records, peer) for peer in peer_list) if c]
+                            bar.advance, variants)
+    summaries = [c for c in (comparison(records, other) for other in list(variants)[1:] + peer_list) if c]
     report = {"device": device_used, "threads": used_threads, "epsilon": epsilon, "objective": objective,
               "preset": preset, "repeat": repeat, "jit_seconds": jit_seconds,
               "records": [{key: value for key, value in vars(r).items() if key != "runs"} | {"runs": r.runs}
@@ -430,7 +459,7 @@ def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahyp
             handle.write(json.dumps(report, indent=1) + "\n")
     if as_json:
         print_json(report)
-    tools = ["hgpart"] + peer_list
+    tools = list(variants) + peer_list
     columns = ["instance", "k"] + [f"{tool} {what}" for tool in tools for what in (objective, "s", "imb")]
     columns += [f"{objective} / {peer}" for peer in peer_list] + [f"s / {peer}" for peer in peer_list]
     cells = {(r.instance, r.k, r.tool): r for r in records}

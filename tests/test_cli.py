@@ -201,3 +201,16 @@ def test_bench_with_mtkahypar_when_installed():
     tools = {r["tool"]: r for r in report["records"]}
     assert tools["mtkahypar"]["balanced"] and tools["mtkahypar"]["km1"] > 0
     assert report["comparison"][0]["cells"] == 1
+
+
+def test_bench_compares_ratings_and_coarsen_takes_rating_options():
+    result = run("bench", SAT, "-k", "2", "--peers", "none", "--preset", "fast", "--rating",
+                 "heavy-edge,inner-product", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert {r["tool"] for r in report["records"]} == {"hgpart", "hgpart:inner-product"}
+    assert report["comparison"][0]["peer"] == "hgpart:inner-product"
+    levels = json.loads(run("coarsen", IBM01, "--levels", 1, "--rating", "inner-product", "--max-rated-net-size", 10,
+                            "--json").stdout)
+    assert levels["rating"] == "inner-product" and len(levels["levels"]) == 2
+    assert_one_line_error(run("partition", IBM01, "-k", 2, "--rating", "cosine"), "unknown rating")

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config import CoarseningConfig, make_config
 from ..io import read_hypergraph, strip_gz, write_hypergraph
 from ..metrics import evaluate
 from ..multilevel import partition
@@ -60,8 +61,12 @@ def _median_record(instance, k, tool, runs) -> Record:
 
 
 def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahypar",), threads=1, preset="default",
-              kahypar_config=None, progress=None) -> list[Record]:
-    """Every file x k: hgpart (seeds 0..repeat-1) and each peer (same seeds), in one run."""
+              kahypar_config=None, progress=None, variants=None) -> list[Record]:
+    """Every file x k: each hgpart variant (seeds 0..repeat-1) and each peer (same seeds), in one run.
+
+    ``variants`` maps a tool name to a CoarseningConfig (default: ``{"hgpart": CoarseningConfig()}``).
+    """
+    variants = variants or {"hgpart": CoarseningConfig()}
     records = []
     for path in files:
         hypergraph = read_hypergraph(path)
@@ -72,16 +77,19 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                 hgr_path = os.path.join(folder, name if name.endswith(".hgr") else name + ".hgr")
                 write_hypergraph(hypergraph, hgr_path, "hgr")
             for k in ks:
-                runs = []
-                for seed in range(repeat):
-                    result = partition(hypergraph, k, epsilon, objective, seed, preset)
-                    metrics = result.metrics
-                    runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut, "imbalance": metrics.imbalance,
-                                 "balanced": bool(metrics.balanced), "seconds": result.seconds["total"],
-                                 "phases": {p: s for p, s in result.seconds.items() if p != "total"}})
-                    if progress:
-                        progress()
-                records.append(_median_record(name, k, "hgpart", runs))
+                for tool, coarsening in variants.items():
+                    runs = []
+                    for seed in range(repeat):
+                        config = make_config(k, epsilon, objective, seed, preset, coarsening=coarsening)
+                        result = partition(hypergraph, k, config=config)
+                        metrics = result.metrics
+                        runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,
+                                     "imbalance": metrics.imbalance, "balanced": bool(metrics.balanced),
+                                     "seconds": result.seconds["total"],
+                                     "phases": {p: s for p, s in result.seconds.items() if p != "total"}})
+                        if progress:
+                            progress()
+                    records.append(_median_record(name, k, tool, runs))
                 for peer in peers:
                     why = peer_module.available(peer)
                     if peer == "kahypar" and why is None and not kahypar_config:
@@ -105,7 +113,7 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
 
 
 def comparison(records: list[Record], peer: str) -> dict:
-    """Geometric means of the hgpart / peer ratios of km1 (each floored at 1) and of seconds, over the cells
+    """Geometric means of the hgpart / other-tool ratios of km1 (each floored at 1) and of seconds, over the cells
     both ran, and how many cells of each were imbalanced."""
     ours = {(r.instance, r.k): r for r in records if r.tool == "hgpart"}
     theirs = {(r.instance, r.k): r for r in records if r.tool == peer and not r.skipped}

@@ -1,0 +1,88 @@
+"""All warp-level code: shuffle scans, broadcasts, reductions and the task planner (seed 000 Fig. 5).
+
+Written for full warps (mask 0xffffffff, uniform control flow around every shuffle), so that the numpy
+model in :mod:`hgpart.cuda.planner_model` and these device functions agree step by step. The CUDA
+simulator has no shuffles: these functions are checked by compiling to PTX in CI and by the ``gpu``
+tests on a real device (``scripts/gpu-check``).
+"""
+
+from __future__ import annotations
+
+from numba import cuda, int32, int64
+
+WARP_SIZE = 32
+FULL_MASK = 0xFFFFFFFF
+
+
+@cuda.jit(device=True, inline=True)
+def lane_id():
+    return cuda.threadIdx.x % WARP_SIZE
+
+
+@cuda.jit(device=True, inline=True)
+def warp_inclusive_scan(value, lane):
+    """Inclusive prefix sum across the warp (Fig. 5 line 6) by ``shfl_up_sync``."""
+    offset = 1
+    while offset < WARP_SIZE:
+        below = cuda.shfl_up_sync(FULL_MASK, value, offset)
+        if lane >= offset:
+            value += below
+        offset *= 2
+    return value
+
+
+@cuda.jit(device=True, inline=True)
+def warp_broadcast(value, source_lane):
+    """``value`` of ``source_lane`` on every lane (Fig. 5 ``SHFL``)."""
+    return cuda.shfl_sync(FULL_MASK, value, source_lane)
+
+
+@cuda.jit(device=True, inline=True)
+def warp_sum(value):
+    """Sum over the warp, on every lane (butterfly with ``shfl_xor_sync``)."""
+    offset = WARP_SIZE // 2
+    while offset > 0:
+        value += cuda.shfl_xor_sync(FULL_MASK, value, offset)
+        offset //= 2
+    return value
+
+
+@cuda.jit(device=True, inline=True)
+def warp_argmax(score, candidate):
+    """The best (score, candidate) of the warp on every lane: higher score, ties to the smaller candidate
+    id; candidates < 0 mean "none" and lose to any real one (the CPU's order, see coarsening.similarity)."""
+    offset = WARP_SIZE // 2
+    while offset > 0:
+        other_score = cuda.shfl_xor_sync(FULL_MASK, score, offset)
+        other = cuda.shfl_xor_sync(FULL_MASK, candidate, offset)
+        if other >= 0 and (candidate < 0 or other_score > score or (other_score == score and other < candidate)):
+            score = other_score
+            candidate = other
+        offset //= 2
+    return score, candidate
+
+
+@cuda.jit(device=True, inline=True)
+def warp_plan(length, lane):
+    """Seed 000 Fig. 5, lines 5-21: an equal share of the warp's (row, entry) pairs for this lane.
+
+    ``length`` is a(l), the entries of this lane's row (0 if none). Returns (S_r, S_c, E_r, E_c, S): the
+    lane processes the pairs from (S_r, S_c) up to, not including, (E_r, E_c) in row-major order, rows
+    numbered by lane; S is the warp's total. L = floor((l + 1) S / 32), so shares differ by at most one
+    (the figure's ceil(S / 32) (l + 1) agrees whenever 32 divides S; see the numpy model).
+    """
+    inclusive = warp_inclusive_scan(int64(length), lane)
+    total = warp_broadcast(inclusive, WARP_SIZE - 1)
+    exclusive = inclusive - length
+    limit = (lane + 1) * total // WARP_SIZE
+    end_row = int32(0)
+    for z in range(WARP_SIZE):  # largest z with b'(z) < L
+        if warp_broadcast(exclusive, z) < limit:
+            end_row = int32(z)
+    end_col = limit - warp_broadcast(exclusive, end_row)
+    start_row = cuda.shfl_up_sync(FULL_MASK, end_row, 1)
+    start_col = cuda.shfl_up_sync(FULL_MASK, end_col, 1)
+    if lane == 0:
+        start_row = int32(0)
+        start_col = int64(0)
+    return start_row, start_col, end_row, end_col, total
