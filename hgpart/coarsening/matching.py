@@ -14,30 +14,45 @@ import numba
 import numpy as np
 
 from ..parallel import SERIAL_BELOW
-from .similarity import better_candidate, rate_neighbors
+from .similarity import better_candidate, net_ratings, rate_neighbors
+
+
+def candidate_score(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
+                    only_unmatched):
+    """The score of u as v's partner, or -1.0 when u is not a candidate (matched, too heavy, other block).
+
+    ``raw`` is the fixed-point similarity; with ``weight_penalty`` it is divided by c(u) c(v). The same
+    arithmetic runs on the GPU, so both pick the same partner.
+    """
+    if only_unmatched and partner[u] >= 0:
+        return -1.0
+    if cluster_weight[u] + vertex_weights[v] > max_weight:
+        return -1.0
+    if fixed[v] >= 0 and fixed[u] >= 0 and fixed[v] != fixed[u]:
+        return -1.0
+    if weight_penalty and cluster_weight[u] > 0 and vertex_weights[v] > 0:
+        return float(raw) / (float(cluster_weight[u]) * float(vertex_weights[v]))
+    return float(raw)
+
+
+candidate_score_cpu = numba.njit(cache=True, inline="always")(candidate_score)
 
 
 @numba.njit(cache=True)
-def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                    fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge, weight_penalty,
-                    only_unmatched, scores, seen, touched):
-    count = rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                           max_net_size, heavy_edge, scores, seen, touched)
+def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                    fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, scores, seen,
+                    touched):
+    count = rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, scores, seen,
+                           touched)
     best = -1
     best_score = 0.0
     for i in range(count):
         u = touched[i]
         raw = scores[u]
-        scores[u] = 0.0
+        scores[u] = 0
         seen[u] = False
-        if only_unmatched and partner[u] >= 0:
-            continue
-        if cluster_weight[u] + vertex_weights[v] > max_weight:
-            continue
-        if fixed[v] >= 0 and fixed[u] >= 0 and fixed[v] != fixed[u]:
-            continue
-        score = raw / (float(cluster_weight[u]) * float(vertex_weights[v])) if weight_penalty and \
-            cluster_weight[u] > 0 and vertex_weights[v] > 0 else raw
+        score = candidate_score_cpu(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight,
+                                    weight_penalty, only_unmatched)
         if score > 0.0 and better_candidate(score, u, best_score, best):
             best = u
             best_score = score
@@ -45,39 +60,39 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
 
 
 @numba.njit(cache=True)
-def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                   vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge,
-                   weight_penalty, only_unmatched, active, proposals, scores, seen, touched):
+def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
+                   vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active,
+                   proposals, scores, seen, touched):
     n = vertex_offsets.shape[0] - 1
     for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
         if not active[v]:
             proposals[v] = -1
             continue
-        proposals[v] = _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                                       vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size,
-                                       heavy_edge, weight_penalty, only_unmatched, scores[t], seen[t], touched[t])
+        proposals[v] = _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
+                                       vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
+                                       only_unmatched, scores[t], seen[t], touched[t])
 
 
 @numba.njit(cache=True)
-def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, fixed,
-                    partner, cluster_weight, max_weight, max_net_size, heavy_edge, weight_penalty, only_unmatched,
-                    active, proposals, scores, seen, touched):
+def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
+                    partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active, proposals, scores,
+                    seen, touched):
     _propose_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, pin_vertices, vertex_offsets, incident_nets,
-                   net_weights, vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge,
-                   weight_penalty, only_unmatched, active, proposals, scores, seen, touched)
+                   ratings, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
+                   only_unmatched, active, proposals, scores, seen, touched)
 
 
 @numba.njit(cache=True, parallel=True)
-def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, fixed,
-                      partner, cluster_weight, max_weight, max_net_size, heavy_edge, weight_penalty, only_unmatched,
-                      active, proposals, scores, seen, touched):
+def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
+                      partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active, proposals, scores,
+                      seen, touched):
     """proposals[v] for every active v: its best candidate or -1; thread t uses scratch row t."""
     threads = scores.shape[0]
     per_thread = (vertex_offsets.shape[0] - 1 + threads - 1) // threads
     for t in numba.prange(threads):
-        _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                       vertex_weights, fixed, partner, cluster_weight, max_weight, max_net_size, heavy_edge,
-                       weight_penalty, only_unmatched, active, proposals, scores, seen, touched)
+        _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
+                       vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
+                       active, proposals, scores, seen, touched)
 
 
 @numba.njit(cache=True)
@@ -130,6 +145,56 @@ def _compact(parent):
     return cluster, next_id
 
 
+@numba.njit(cache=True)
+def _best_of(vertices, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
+             partner, cluster_weight, max_weight, weight_penalty, only_unmatched):
+    n = vertex_offsets.shape[0] - 1
+    scores = np.zeros(n, dtype=np.int64)
+    seen = np.zeros(n, dtype=np.bool_)
+    touched = np.empty(n, dtype=np.int32)
+    result = np.empty(vertices.shape[0], dtype=np.int32)
+    for i in range(vertices.shape[0]):
+        result[i] = _best_candidate(vertices[i], net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
+                                    vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
+                                    only_unmatched, scores, seen, touched)
+    return result
+
+
+def best_candidates(hypergraph, ratings, vertices, merge_key, partner, cluster_weight, max_weight: int,
+                    weight_penalty: bool, only_unmatched: bool) -> np.ndarray:
+    """The CPU's proposal of each vertex in ``vertices`` (int32[a]); used where the GPU's table overflows."""
+    return _best_of(np.ascontiguousarray(vertices, dtype=np.int32), hypergraph.net_offsets, hypergraph.pin_vertices,
+                    hypergraph.vertex_offsets, hypergraph.incident_nets, ratings, hypergraph.vertex_weights,
+                    np.ascontiguousarray(merge_key, dtype=np.int64), np.ascontiguousarray(partner, dtype=np.int32),
+                    np.ascontiguousarray(cluster_weight, dtype=np.int64), max_weight, weight_penalty, only_unmatched)
+
+
+def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals):
+    """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
+    configured) unmatched vertices join their best neighbour's cluster in vertex order, up to the shrink cap.
+
+    ``join_proposals(cluster_keys, cluster_weight)`` returns each unmatched vertex's best neighbour (-1 for
+    none and for matched vertices), given every vertex's current cluster key and cluster weight.
+    """
+    n = hypergraph.num_vertices
+    weights = hypergraph.vertex_weights
+    parent = np.arange(n, dtype=np.int32)
+    matched = np.flatnonzero(partner >= 0)
+    low = np.minimum(matched, partner[matched]).astype(np.int32)
+    parent[matched] = low
+    cluster_weight = weights.copy()
+    np.add.at(cluster_weight, low, np.where(matched == low, 0, weights[matched]))
+    cluster_fixed = merge_key.copy()
+    np.maximum.at(cluster_fixed, low, merge_key[matched])  # matching never pairs different keys
+    if config.join_unmatched:
+        proposals = join_proposals(cluster_fixed[parent], cluster_weight[parent])
+        joining = np.flatnonzero(proposals >= 0).astype(np.int32)
+        min_clusters = int(np.ceil(n / config.max_shrink_factor))
+        _join(proposals, joining, cluster_fixed, max_weight, parent, cluster_weight, n - matched.size // 2,
+              min_clusters)
+    return _compact(parent)
+
+
 def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads: int | None = None):
     """The coarsening map f: V -> V' (seed 000 Sec. II-C) as int32[n] with ids 0..n'-1, and n'.
 
@@ -146,43 +211,27 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     n = hypergraph.num_vertices
     threads = threads or numba.get_num_threads()
     threads = 1 if hypergraph.num_pins < SERIAL_BELOW else max(1, min(threads, n))
-    _propose = _propose_serial if threads == 1 else _propose_parallel
-    fixed = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
-    scores = np.zeros((threads, n), dtype=np.float64)
+    run = _propose_serial if threads == 1 else _propose_parallel
+    merge_key = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
+    scores = np.zeros((threads, n), dtype=np.int64)
     seen = np.zeros((threads, n), dtype=np.bool_)
     touched = np.empty((threads, n), dtype=np.int32)
     partner = np.full(n, -1, dtype=np.int32)
     proposals = np.full(n, -1, dtype=np.int32)
-    weights = hypergraph.vertex_weights
-    heavy_edge = config.rating == "heavy-edge"
-    arrays = (hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
-              hypergraph.net_weights, weights, fixed)
+    ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
+
+    def propose(keys, cluster_weight, only_unmatched):
+        run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
+            ratings, hypergraph.vertex_weights, keys, partner, cluster_weight, max_weight, config.weight_penalty,
+            only_unmatched, partner < 0, proposals, scores, seen, touched)
+        return proposals
+
     for _ in range(config.matching_rounds):
-        active = partner < 0
-        _propose(*arrays, partner, weights, max_weight, config.max_rated_net_size, heavy_edge,
-                 config.weight_penalty, True, active, proposals, scores, seen, touched)
+        propose(merge_key, hypergraph.vertex_weights, True)
         candidates = np.flatnonzero(proposals >= 0)
         mutual = candidates[proposals[proposals[candidates]] == candidates]
         if mutual.size == 0:
             break
         partner[mutual] = proposals[mutual]
-    parent = np.arange(n, dtype=np.int32)
-    matched = np.flatnonzero(partner >= 0)
-    low = np.minimum(matched, partner[matched]).astype(np.int32)
-    parent[matched] = low
-    cluster_weight = weights.copy()
-    np.add.at(cluster_weight, low, np.where(matched == low, 0, weights[matched]))
-    cluster_fixed = fixed.copy()
-    np.maximum.at(cluster_fixed, low, fixed[matched])  # matching never pairs different fixed blocks
-    if config.join_unmatched:
-        weight_of_cluster = cluster_weight[parent]  # every vertex's current cluster weight (pairs: root weight)
-        active = partner < 0
-        _propose(*arrays[:6], cluster_fixed[parent], partner, weight_of_cluster, max_weight,
-                 config.max_rated_net_size, heavy_edge, config.weight_penalty, False, active, proposals, scores,
-                 seen, touched)
-        proposals[~active] = -1
-        joining = np.flatnonzero(proposals >= 0).astype(np.int32)
-        min_clusters = int(np.ceil(n / config.max_shrink_factor))
-        _join(proposals, joining, cluster_fixed, max_weight, parent, cluster_weight, n - matched.size // 2,
-              min_clusters)
-    return _compact(parent)
+    return finish_clustering(hypergraph, max_weight, config, merge_key, partner,
+                             lambda keys, cluster_weight: propose(keys, cluster_weight, False))

@@ -1,9 +1,12 @@
 """Mondriaan neighbour finding with the inner-product similarity (seed 000 Fig. 3, Eq. 7-8).
 
 For a vertex v the similarity to every neighbour u is accumulated over the incident nets of v:
-``S(u) += w(e)`` (inner product) or ``w(e) / (|e| - 1)`` (heavy edge), skipping nets above a size limit.
-Scores live in a dense per-thread array that is reset through the list of touched entries, so rating
-one vertex costs the pins of its nets, never O(n).
+``S(u) += r(e)`` with the net rating r(e) = w(e) (inner product) or w(e) / (|e| - 1) (heavy edge), and
+r(e) = 0 for nets outside [2, max_net_size] pins (skipped). Ratings are fixed-point integers
+(r(e) * 2^shift, rounded down), so sums are exact in any order: the GPU, adding with atomics in
+whatever order its threads run, gets bit-identical scores to the CPU. Scores live in a dense
+per-thread array that is reset through the list of touched entries, so rating one vertex costs the
+pins of its nets, never O(n).
 """
 
 from __future__ import annotations
@@ -11,18 +14,35 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+MAX_SHIFT = 20
+
+
+def net_ratings(hypergraph, heavy_edge: bool, max_net_size: int):
+    """Fixed-point rating of every net and the shift used: (int64[num_nets], shift).
+
+    The shift is the largest (at most 20) for which no vertex's total can overflow int64.
+    """
+    sizes = hypergraph.net_sizes()
+    weights = hypergraph.net_weights
+    rated = (sizes >= 2) & (sizes <= max_net_size)
+    weighted_degree = np.zeros(hypergraph.num_vertices, dtype=np.float64)
+    np.add.at(weighted_degree, hypergraph.pin_vertices, np.repeat(np.where(rated, weights, 0), sizes))
+    bits = int(np.ceil(np.log2(weighted_degree.max(initial=0.0) + 2.0)))
+    shift = max(0, min(MAX_SHIFT, 62 - bits))
+    divisor = np.maximum(sizes - 1, 1) if heavy_edge else np.ones_like(sizes)
+    ratings = np.where(rated, (weights.astype(np.int64) << shift) // divisor, 0).astype(np.int64)
+    return ratings, shift
+
 
 @numba.njit(cache=True, inline="always")
 def better_candidate(score, candidate, best_score, best):
     """Strict total order of candidates: higher score, ties to the smaller vertex id (GPU and CPU agree)."""
-    return score > best_score or (score == best_score and best >= 0 and candidate < best) or \
-        (score == best_score and best < 0)
+    return best < 0 or score > best_score or (score == best_score and candidate < best)
 
 
 @numba.njit(cache=True)
-def rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, max_net_size,
-                   heavy_edge, scores, seen, touched):
-    """Accumulate the similarity of v to each neighbour into ``scores`` (float64[n], zero on entry).
+def rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, scores, seen, touched):
+    """Accumulate the similarity of v to each neighbour into ``scores`` (int64[n], zero on entry).
 
     ``seen`` (bool[n], False on entry) marks touched neighbours, listed in ``touched`` (int32[n]).
     Returns how many were touched; the caller resets ``scores`` and ``seen`` through the list.
@@ -30,10 +50,9 @@ def rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, 
     count = 0
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
         e = incident_nets[q]
-        size = net_offsets[e + 1] - net_offsets[e]
-        if size < 2 or size > max_net_size:
+        contribution = ratings[e]
+        if contribution == 0:
             continue
-        contribution = net_weights[e] / (size - 1.0) if heavy_edge else float(net_weights[e])
         for p in range(net_offsets[e], net_offsets[e + 1]):
             u = pin_vertices[p]
             if u == v:
@@ -48,10 +67,10 @@ def rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, 
 
 def similarity(hypergraph, v: int, heavy_edge: bool = False, max_net_size: int = 2**62) -> dict:
     """Similarity of vertex v to each neighbour, as ``{u: score}`` (for inspection and tests)."""
-    scores = np.zeros(hypergraph.num_vertices, dtype=np.float64)
+    ratings, shift = net_ratings(hypergraph, heavy_edge, max_net_size)
+    scores = np.zeros(hypergraph.num_vertices, dtype=np.int64)
     seen = np.zeros(hypergraph.num_vertices, dtype=np.bool_)
     touched = np.empty(hypergraph.num_vertices, dtype=np.int32)
     count = rate_neighbors(v, hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
-                           hypergraph.incident_nets, hypergraph.net_weights, max_net_size, heavy_edge, scores,
-                           seen, touched)
-    return {int(u): float(scores[u]) for u in touched[:count]}
+                           hypergraph.incident_nets, ratings, scores, seen, touched)
+    return {int(u): float(scores[u]) / 2**shift for u in touched[:count]}

@@ -1,0 +1,220 @@
+"""GPU twin of :mod:`.matching`: proposal rounds on the device (seed 000 Figs. 5, 8, 9).
+
+Kernel ``propose_kernel`` (MONDRIAAN-PARALLEL with the LAMBDA1 helper, Fig. 5 and 8): one warp per
+active vertex v. The incident nets of v are taken 32 at a time, one per lane, and the Fig. 5 planner
+(:func:`hgpart.cuda.warp.warp_plan`) gives every lane an equal share of their pins. Each pin u != v adds
+the net's fixed-point rating to S(u) in a per-warp open-addressing hash table in shared memory
+(atomic CAS to claim a slot, atomic add for the score). The warp then scans the table, scores each
+candidate exactly as the CPU does (:func:`.matching.candidate_score`), and reduces to the best (higher
+score, ties to the smaller id) with :func:`hgpart.cuda.warp.warp_argmax`. A vertex whose neighbourhood
+does not fit the table is flagged (proposal -2) and rated by the CPU twin; scores are integers, so the
+result is the same whoever computes it.
+
+Kernel ``mutual_kernel`` (Fig. 9 lines 10-15): mutual proposals are matched.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, float64, int32, int64
+
+from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_plan
+from .matching import candidate_score
+
+TABLE_BITS = 11
+TABLE_SIZE = 1 << TABLE_BITS          # slots per warp (2048 x 12 bytes = 24 KiB)
+WARPS_PER_BLOCK = 2
+BLOCK_TABLE = TABLE_SIZE * WARPS_PER_BLOCK  # shared-memory shapes must be compile-time constants
+BLOCK_ROWS = WARP_SIZE * WARPS_PER_BLOCK
+OVERFLOW = -2
+
+candidate_score_gpu = cuda.jit(device=True, inline=True)(candidate_score)
+
+
+@cuda.jit(device=True, inline=True)
+def _slot(u):
+    return (u * 2654435761) & (TABLE_SIZE - 1)
+
+
+@cuda.jit(device=True, inline=True)
+def _table_add(keys, values, base, u, amount):
+    """Add ``amount`` to the score of u in the warp's table; False when the table is full."""
+    slot = _slot(u)
+    for _ in range(TABLE_SIZE):
+        key = keys[base + slot]
+        if key == -1:
+            key = cuda.atomic.cas(keys, base + slot, -1, u)
+            if key == -1:
+                key = u
+        if key == u:
+            cuda.atomic.add(values, base + slot, amount)
+            return True
+        slot = (slot + 1) & (TABLE_SIZE - 1)
+    return False
+
+
+@cuda.jit
+def propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, merge_key,
+                   partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active_vertices, proposals):
+    """proposals[v] for each v in ``active_vertices`` (int32[a]): best candidate, -1 if none, -2 on overflow.
+
+    net_offsets int64[m+1], pin_vertices int32[p], vertex_offsets int64[n+1], incident_nets int32[p],
+    ratings int64[m] (fixed point, 0 = skipped net), vertex_weights int64[n], merge_key int64[n] (-1 none),
+    partner int32[n] (-1 unmatched), cluster_weight int64[n], proposals int32[n].
+    """
+    keys = cuda.shared.array(BLOCK_TABLE, int32)
+    values = cuda.shared.array(BLOCK_TABLE, int64)
+    row_net = cuda.shared.array(BLOCK_ROWS, int32)
+    row_start = cuda.shared.array(BLOCK_ROWS, int64)
+    lane = cuda.threadIdx.x % WARP_SIZE
+    warp_in_block = cuda.threadIdx.x // WARP_SIZE
+    base = warp_in_block * TABLE_SIZE
+    rows = warp_in_block * WARP_SIZE
+    for slot in range(lane, TABLE_SIZE, WARP_SIZE):
+        keys[base + slot] = -1
+        values[base + slot] = 0
+    cuda.syncwarp(FULL_MASK)
+    warps = cuda.gridDim.x * WARPS_PER_BLOCK
+    for index in range(cuda.blockIdx.x * WARPS_PER_BLOCK + warp_in_block, active_vertices.shape[0], warps):
+        v = active_vertices[index]
+        begin = vertex_offsets[v]
+        end = vertex_offsets[v + 1]
+        full = False
+        for chunk in range(begin, end, WARP_SIZE):  # the same trip count on every lane
+            q = chunk + lane
+            length = int64(0)
+            net = int32(-1)
+            if q < end:
+                net = incident_nets[q]
+                if ratings[net] > 0:
+                    length = net_offsets[net + 1] - net_offsets[net]
+            row_net[rows + lane] = net
+            row_start[rows + lane] = net_offsets[net] if net >= 0 else 0
+            cuda.syncwarp(FULL_MASK)
+            start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
+            row = start_row
+            col = start_col
+            while row < end_row or (row == end_row and col < end_col):
+                net = row_net[rows + row]
+                size = net_offsets[net + 1] - net_offsets[net] if net >= 0 else 0
+                if net < 0 or ratings[net] == 0 or col >= size:
+                    row += 1
+                    col = 0
+                    continue
+                u = pin_vertices[row_start[rows + row] + col]
+                if u != v and not _table_add(keys, values, base, u, ratings[net]):
+                    full = True
+                col += 1
+            cuda.syncwarp(FULL_MASK)
+        overflowed = cuda.any_sync(FULL_MASK, full)
+        best = int32(-1)
+        best_score = float64(0.0)
+        for slot in range(lane, TABLE_SIZE, WARP_SIZE):
+            u = keys[base + slot]
+            if u >= 0:
+                score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
+                                            cluster_weight, max_weight, weight_penalty, only_unmatched)
+                if score > 0.0 and (best < 0 or score > best_score or (score == best_score and u < best)):
+                    best = u
+                    best_score = score
+                keys[base + slot] = -1
+                values[base + slot] = 0
+        best_score, best = warp_argmax(best_score, best)
+        if lane == 0:
+            proposals[v] = OVERFLOW if overflowed else best
+        cuda.syncwarp(FULL_MASK)
+
+
+@cuda.jit
+def mutual_kernel(active_vertices, proposals, partner, matched_count):
+    """Fig. 9 lines 10-15: v and u = proposals[v] are matched when u proposed v too."""
+    index = cuda.grid(1)
+    if index < active_vertices.shape[0]:
+        v = active_vertices[index]
+        u = proposals[v]
+        if u >= 0 and proposals[u] == v:
+            partner[v] = u
+            cuda.atomic.add(matched_count, 0, 1)
+
+
+def _launch_shape(count: int):
+    blocks = max(1, min((count + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK, 132 * 16))
+    return blocks, WARPS_PER_BLOCK * WARP_SIZE
+
+
+def propose(device_arrays: dict, active: np.ndarray, partner, cluster_weight, max_weight: int,
+            weight_penalty: bool, only_unmatched: bool, proposals, cpu_fallback):
+    """One proposal round on the device for the vertices ``active`` (host int32[a]).
+
+    ``device_arrays`` holds the level on the device (net_offsets, pin_vertices, vertex_offsets,
+    incident_nets, ratings, vertex_weights, merge_key). ``cpu_fallback(vertices)`` rates overflowed vertices
+    and returns their proposals. Returns the device array ``proposals``.
+    """
+    proposals.copy_to_device(np.full(proposals.shape[0], -1, dtype=np.int32))
+    if active.shape[0] == 0:
+        return proposals
+    d = device_arrays
+    active_d = cuda.to_device(active.astype(np.int32))
+    blocks, threads = _launch_shape(active.shape[0])
+    propose_kernel[blocks, threads](d["net_offsets"], d["pin_vertices"], d["vertex_offsets"], d["incident_nets"],
+                                    d["ratings"], d["vertex_weights"], d["merge_key"], partner, cluster_weight,
+                                    max_weight, weight_penalty, only_unmatched, active_d, proposals)
+    host = proposals.copy_to_host()
+    overflowed = np.flatnonzero(host == OVERFLOW).astype(np.int32)
+    if overflowed.size:
+        host[overflowed] = cpu_fallback(overflowed)
+        proposals.copy_to_device(host)
+    return proposals
+
+
+def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None):
+    """GPU twin of :func:`.matching.compute_clustering`: the same map f: V -> V' and n'.
+
+    The proposal rounds and mutual matching run on the device; the final joining of unmatched vertices
+    (sequential union-find in vertex order, as on the CPU) runs on the host.
+    """
+    from . import matching
+    from .similarity import net_ratings
+
+    n = hypergraph.num_vertices
+    merge_key = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
+    ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
+    weights = hypergraph.vertex_weights
+    d = {"net_offsets": cuda.to_device(hypergraph.net_offsets), "pin_vertices": cuda.to_device(hypergraph.pin_vertices),
+         "vertex_offsets": cuda.to_device(hypergraph.vertex_offsets),
+         "incident_nets": cuda.to_device(hypergraph.incident_nets), "ratings": cuda.to_device(ratings),
+         "vertex_weights": cuda.to_device(weights), "merge_key": cuda.to_device(merge_key)}
+    partner_host = np.full(n, -1, dtype=np.int32)
+    partner = cuda.to_device(partner_host)
+    proposals = cuda.to_device(np.full(n, -1, dtype=np.int32))
+    matched_count = cuda.to_device(np.zeros(1, dtype=np.int64))
+
+    def fallback(vertices, partner_now, cluster_weight_now, keys_now, only_unmatched):
+        return matching.best_candidates(hypergraph, ratings, vertices, keys_now, partner_now, cluster_weight_now,
+                                        max_weight, config.weight_penalty, only_unmatched)
+
+    for _ in range(config.matching_rounds):
+        active = np.flatnonzero(partner_host < 0).astype(np.int32)
+        propose(d, active, partner, d["vertex_weights"], max_weight, config.weight_penalty, True, proposals,
+                lambda vs: fallback(vs, partner_host, weights, merge_key, True))
+        matched_count.copy_to_device(np.zeros(1, dtype=np.int64))
+        active_d = cuda.to_device(active)
+        mutual_kernel[max(1, (active.shape[0] + 255) // 256), 256](active_d, proposals, partner, matched_count)
+        if int(matched_count.copy_to_host()[0]) == 0:
+            break
+        partner_host = partner.copy_to_host()
+    return matching.finish_clustering(hypergraph, max_weight, config, merge_key, partner_host,
+                                      lambda keys_now, cluster_weight_now: _join_round(
+                                          d, partner_host, keys_now, cluster_weight_now, max_weight, config,
+                                          proposals, fallback))
+
+
+def _join_round(d, partner_host, cluster_keys, cluster_weight, max_weight, config, proposals, fallback):
+    active = np.flatnonzero(partner_host < 0).astype(np.int32)
+    d = dict(d, merge_key=cuda.to_device(np.ascontiguousarray(cluster_keys, dtype=np.int64)))
+    propose(d, active, cuda.to_device(partner_host), cuda.to_device(np.ascontiguousarray(cluster_weight)), max_weight,
+            config.weight_penalty, False, proposals,
+            lambda vs: fallback(vs, partner_host, cluster_weight, cluster_keys, False))
+    result = proposals.copy_to_host()
+    result[partner_host >= 0] = -1
+    return result
