@@ -17,7 +17,14 @@ MUTUAL_SIGNATURE = "void(int32[:], int32[:], int32[:], int64[:])"
 
 def test_coarsening_kernels_compile_to_ptx():
     cuda = pytest.importorskip("numba.cuda")
-    from hgpart.coarsening import gpu_matching
+    from hgpart.coarsening import gpu_contraction, gpu_matching
+
+    for kernel, signature in ((gpu_contraction.net_hash_kernel, "void(int64[:], int32[:], uint64[:])"),
+                              (gpu_contraction.merge_kernel,
+                               "void(int64[:], int64[:], int64[:], int32[:], int64[:], int64[:], int64[:])"),
+                              (gpu_contraction.scatter_add_kernel, "void(int32[:], int64[:], int64[:])")):
+        ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
+        assert ".entry" in ptx
 
     ptx, _ = cuda.compile_ptx(gpu_matching.propose_kernel.py_func, PROPOSE_SIGNATURE, cc=(9, 0))
     assert "atom.shared.cas" in ptx or "atom.cas" in ptx
@@ -54,3 +61,32 @@ def test_gpu_clustering_equals_cpu(config):
             gpu, gpu_count = compute_clustering_gpu(hypergraph, max_weight, config, keys)
             assert gpu_count == cpu_count, name
             np.testing.assert_array_equal(gpu, cpu, err_msg=name)
+
+
+@pytest.mark.gpu
+def test_device_contraction_equals_cpu():
+    from hgpart.coarsening.contraction import contract
+    from hgpart.coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
+
+    graph_like = read_hypergraph(str(DATA / "karate.graph"))  # two-pin nets: contraction makes identical nets
+    for name, hypergraph in list(instances()) + [("karate", graph_like)]:
+        for seed in range(2):
+            cluster, count = compute_clustering(hypergraph, 10**9 if seed else 8, CoarseningConfig(), None)
+            expected = contract(hypergraph, cluster, count)
+            got = level_to_host(contract_device(level_to_device(hypergraph), cluster, count))
+            for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights",
+                          "net_weights"):
+                np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=f"{name} {field}")
+
+
+@pytest.mark.gpu
+def test_gpu_hierarchy_equals_cpu():
+    from hgpart.coarsening import coarsen
+
+    for name, hypergraph in instances():
+        cpu = coarsen(hypergraph, 2)
+        gpu = coarsen(hypergraph, 2, device="gpu")
+        assert len(cpu.levels) == len(gpu.levels), name
+        for mine, theirs in zip(gpu.levels, cpu.levels):
+            np.testing.assert_array_equal(mine.cluster, theirs.cluster, err_msg=name)
+        np.testing.assert_array_equal(gpu.coarsest.pin_vertices, cpu.coarsest.pin_vertices, err_msg=name)

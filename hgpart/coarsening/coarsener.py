@@ -89,16 +89,29 @@ def _merge_key(fixed: np.ndarray | None, communities: np.ndarray | None, k: int)
     return key.astype(np.int32) if key.max(initial=0) < 2**31 else key
 
 
+def _gpu_level_steps():
+    """Clustering and contraction of one level on the GPU (both exact twins of the CPU steps)."""
+    from .gpu_contraction import contract_device, level_to_device, level_to_host
+    from .gpu_matching import compute_clustering_gpu
+
+    def contract_on_device(current, cluster, num_clusters):
+        return level_to_host(contract_device(level_to_device(current), cluster, num_clusters))
+
+    return compute_clustering_gpu, contract_on_device
+
+
 def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = CoarseningConfig(), epsilon: float = 0.03,
             fixed: np.ndarray | None = None, max_levels: int | None = None, on_level=None,
-            communities: np.ndarray | None = None) -> Hierarchy:
+            communities: np.ndarray | None = None, device: str = "cpu") -> Hierarchy:
     """Coarsen until at most 160 k vertices remain, a level shrinks by less than ``min_shrink``, or
     ``max_levels`` levels are done.
 
     ``fixed`` (int32[n], -1 free): vertices fixed to different blocks never merge. ``communities``
     (int[n]): vertices of different communities never merge. ``on_level(row)`` is called after each
-    level with its summary row.
+    level with its summary row. ``device="gpu"`` rates, matches and contracts on the GPU with the same
+    result; each level still comes back to the host (for the joining step and the hierarchy).
     """
+    cluster_level, contract_level = (compute_clustering, contract) if device == "cpu" else _gpu_level_steps()
     hierarchy = Hierarchy()
     current, current_fixed, current_communities = hypergraph, fixed, communities
     limit = contraction_limit(k, config)
@@ -106,11 +119,11 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
     levels = config.max_levels if max_levels is None else max_levels
     while len(hierarchy.levels) < levels and current.num_vertices > limit:
         started = time.perf_counter()
-        cluster, num_clusters = compute_clustering(current, max_weight, config,
-                                                   _merge_key(current_fixed, current_communities, k))
+        cluster, num_clusters = cluster_level(current, max_weight, config,
+                                              _merge_key(current_fixed, current_communities, k))
         if num_clusters > (1.0 - config.min_shrink) * current.num_vertices:
             break
-        coarse = contract(current, cluster, num_clusters)
+        coarse = contract_level(current, cluster, num_clusters)
         coarse_fixed = _carry(current_fixed, cluster, num_clusters)
         current_communities = _carry(current_communities, cluster, num_clusters)
         level = Level(current, cluster, current_fixed, time.perf_counter() - started)
