@@ -404,7 +404,24 @@ def _int_list(text: str) -> list[int]:
     return values
 
 
-@cli.command(epilog=epilog("hgpart bench --suite shared -k 2,8,32 --peers mtkahypar --repeat 3 --save bench.json"))
+class DefaultGroup(click.Group):
+    """A group that runs ``default_command`` when the first argument names no subcommand."""
+
+    default_command = "partition"
+
+    def parse_args(self, ctx, args):
+        if not args or (args[0] not in self.commands and args[0] not in ("-h", "--help")):
+            args = [self.default_command, *args]
+        return super().parse_args(ctx, args)
+
+
+@cli.group(cls=DefaultGroup, epilog=epilog("hgpart bench --suite shared -k 2,8,32 --repeat 3"))
+def bench():
+    """Measure side by side in one run: partitioning against the peers (default), or coarsening GPU vs CPU."""
+
+
+@bench.command("partition", epilog=epilog("hgpart bench --suite shared -k 2,8,32 --peers mtkahypar --repeat 3 "
+                                          "--save bench.json"))
 @click.argument("files", nargs=-1)
 @click.option("--suite", type=click.Choice(["default", "small", "shared"]), default=None,
               help="Named instance set when no FILES are given (default: ../shared/data, else data/).")
@@ -421,8 +438,8 @@ def _int_list(text: str) -> list[int]:
 @click.option("--save", default=None, help="Also write the JSON report to this file.")
 @coarsening_options
 @job_options
-def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, save, rating,
-          max_rated_net_size, threads, as_json, quiet):
+def bench_partition(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, save,
+                    rating, max_rated_net_size, threads, as_json, quiet):
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
     import json
 
@@ -487,6 +504,48 @@ def bench(files, suite, k_list, epsilon, objective, preset, device, peers, kahyp
         if r.skipped:
             reporter.log(f"skipped {r.tool} on {r.instance} k={r.k}: {r.skipped}")
             break
+
+
+@bench.command("coarsen", epilog=epilog("hgpart bench coarsen -n 1000000 --device auto --repeat 3"))
+@click.argument("files", nargs=-1)
+@click.option("--classes", default="long-tailed,evenly,grid,synthetic", show_default=True,
+              help="Generated instances when no FILES are given (synthetic: seed 000's matrix, at --synthetic-n).")
+@click.option("-n", "n", type=click.IntRange(min=100), default=1_000_000, show_default=True,
+              help="Vertices of each generated class.")
+@click.option("--synthetic-n", type=click.IntRange(min=700), default=700_000, show_default=True)
+@click.option("-k", "k", type=click.IntRange(min=1), default=2, show_default=True, help="Sets the cluster weight bound.")
+@device_option
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="Medians over repeats.")
+@click.option("--save", default=None, help="Also write the JSON report to this file.")
+@coarsening_options
+@job_options
+def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, save, rating, max_rated_net_size, threads,
+                  as_json, quiet):
+    """One coarsening level (the map, seed 000 Table III, and the contraction) on the CPU path and on the GPU."""
+    import json
+
+    from .bench.coarsening import PAPER_TABLE_III, run_coarsen_bench
+    from .io import atomic_output
+
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    devices = ["cpu"] + (["gpu"] if device_used == "gpu" else [])
+    instances = [(path, None) for path in files] or [
+        (name, synthetic_n if name == "synthetic" else n) for name in (c.strip() for c in classes.split(","))]
+    config = coarsening_config(rating, max_rated_net_size)
+    rows = run_coarsen_bench(instances, devices, config, k, repeat, reporter)
+    report = {"device": device_used, "threads": used_threads, "repeat": repeat, "rating": rating, "instances": rows,
+              "paper_table_iii": PAPER_TABLE_III}
+    if save:
+        with atomic_output(save) as handle:
+            handle.write(json.dumps(report, indent=1) + "\n")
+    if as_json:
+        print_json(report)
+    columns = ["instance", "vertices", "pins", "cpu map s", "gpu map s", "map speedup", "cpu contract s",
+               "gpu contract s", "contract speedup", "gpu GB/s", "agree"]
+    reporter.table(f"coarsening, one level (CPU {used_threads} threads vs {device_used}; medians of {repeat})",
+                   columns, [[row.get(column, "-") for column in columns] for row in rows])
+    reporter.table("seed 000 Table III (K20c vs sequential Mondriaan)", ["input", "GPU s", "sequential s", "speedup"],
+                   [[name, gpu, cpu, cpu / gpu] for name, gpu, cpu in PAPER_TABLE_III])
 
 
 def main() -> None:

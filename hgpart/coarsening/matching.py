@@ -35,7 +35,7 @@ def candidate_score(v, u, raw, vertex_weights, fixed, partner, cluster_weight, m
     return float(raw)
 
 
-candidate_score_cpu = numba.njit(cache=True, inline="always")(candidate_score)
+candidate_score_cpu = numba.njit(cache=True)(candidate_score)
 
 
 @numba.njit(cache=True)
