@@ -139,8 +139,8 @@ def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_
     reporter = Reporter(quiet or as_json)
     used_threads = set_threads(threads)
     device_used, note = resolve_device(device, gpu_implemented)
-    if note:
-        reporter.log(note)
+    if note:  # a fallback is a warning: on stderr even with --json, silenced only by -q
+        Reporter(quiet).log(f"note: {note}")
     return reporter, device_used, used_threads
 
 
@@ -371,11 +371,11 @@ def coarsen(file, levels, k, epsilon, device, out_dir, rating, max_rated_net_siz
     from .io import read_hypergraph, write_hypergraph, write_partition
     from .multilevel import warm_up
 
-    reporter, device_used, _ = start_job(device, threads, quiet, as_json)
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     hypergraph = read_hypergraph(file, file_format, model)
     jit_seconds = warm_up()
     config = coarsening_config(rating, max_rated_net_size)
-    hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels)
+    hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels, device=device_used)
     rows = [{"level": 0, "vertices": hypergraph.num_vertices, "nets": hypergraph.num_nets, "pins": hypergraph.num_pins,
              "matched": 0.0, "seconds": 0.0}]
     coarse_levels = [level.hypergraph for level in hierarchy.levels[1:]] + [hierarchy.coarsest]

@@ -214,3 +214,13 @@ def test_bench_compares_ratings_and_coarsen_takes_rating_options():
                             "--json").stdout)
     assert levels["rating"] == "inner-product" and len(levels["levels"]) == 2
     assert_one_line_error(run("partition", IBM01, "-k", 2, "--rating", "cosine"), "unknown rating")
+
+
+def test_coarsen_device_choice_without_a_gpu(monkeypatch):
+    import hgpart.device
+
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: False)
+    assert_one_line_error(run("coarsen", IBM01, "--levels", 1, "--device", "gpu"), "no usable CUDA GPU")
+    result = run("coarsen", IBM01, "--levels", 1, "--device", "auto", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["device"] == "cpu"
+    assert "running on the CPU" in result.stderr
