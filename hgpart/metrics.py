@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 from .errors import InputError
-from .hypergraph import Hypergraph
+from .hypergraph import Hypergraph, scatter_sum
 from .parallel import pick
 
 
@@ -72,9 +72,7 @@ def _objectives(lambdas, net_weights):
 
 def block_weights(vertex_weights: np.ndarray, partition: np.ndarray, k: int) -> np.ndarray:
     """int64[k]: total vertex weight per block."""
-    weights = np.zeros(k, dtype=np.int64)
-    np.add.at(weights, partition, vertex_weights)
-    return weights
+    return scatter_sum(partition, vertex_weights, k)
 
 
 def max_block_weight(total_weight: int, k: int, epsilon: float) -> int:

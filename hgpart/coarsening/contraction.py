@@ -10,7 +10,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..hypergraph import Hypergraph, _sort_dedup_segments, transpose_csr
+from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, transpose_csr
 
 
 @numba.njit(cache=True, parallel=True)
@@ -101,7 +101,6 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
         new_offsets = np.zeros(unique_sizes.shape[0] + 1, dtype=np.int64)
         np.cumsum(unique_sizes, out=new_offsets[1:])
         net_weights = merged_weights[unique]
-    vertex_weights = np.zeros(num_clusters, dtype=np.int64)
-    np.add.at(vertex_weights, cluster, hypergraph.vertex_weights)
+    vertex_weights = scatter_sum(cluster, hypergraph.vertex_weights, num_clusters)
     vertex_offsets, incident_nets = transpose_csr(new_offsets, new_pins, num_clusters)
     return Hypergraph(new_offsets, new_pins, vertex_offsets, incident_nets, vertex_weights, net_weights)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..hypergraph import scatter_sum
 from ..parallel import SERIAL_BELOW
 from .similarity import better_candidate, net_ratings, rate_neighbors
 
@@ -182,8 +183,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     matched = np.flatnonzero(partner >= 0)
     low = np.minimum(matched, partner[matched]).astype(np.int32)
     parent[matched] = low
-    cluster_weight = weights.copy()
-    np.add.at(cluster_weight, low, np.where(matched == low, 0, weights[matched]))
+    cluster_weight = weights + scatter_sum(low, np.where(matched == low, 0, weights[matched]), n)
     cluster_fixed = merge_key.copy()
     np.maximum.at(cluster_fixed, low, merge_key[matched])  # matching never pairs different keys
     if config.join_unmatched:

@@ -25,8 +25,8 @@ def net_ratings(hypergraph, heavy_edge: bool, max_net_size: int):
     sizes = hypergraph.net_sizes()
     weights = hypergraph.net_weights
     rated = (sizes >= 2) & (sizes <= max_net_size)
-    weighted_degree = np.zeros(hypergraph.num_vertices, dtype=np.float64)
-    np.add.at(weighted_degree, hypergraph.pin_vertices, np.repeat(np.where(rated, weights, 0), sizes))
+    weighted_degree = np.bincount(hypergraph.pin_vertices, weights=np.repeat(np.where(rated, weights, 0), sizes),
+                                  minlength=hypergraph.num_vertices)
     bits = int(np.ceil(np.log2(weighted_degree.max(initial=0.0) + 2.0)))
     shift = max(0, min(MAX_SHIFT, 62 - bits))
     divisor = np.maximum(sizes - 1, 1) if heavy_edge else np.ones_like(sizes)

@@ -85,9 +85,9 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     block_weights = np.zeros(2, dtype=np.int64)
     for v in range(n):
         block_weights[partition[v]] += vertex_weights[v]
-    heap = np.empty(n, dtype=np.int32)
+    heap = np.empty(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
-    position = np.full(n, -1, dtype=np.int32)
+    position = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     gain = np.zeros(2, dtype=np.int64)
     adjacent = np.zeros(2, dtype=np.bool_)

@@ -8,7 +8,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..config import InitialConfig, RefinementConfig
-from ..hypergraph import Hypergraph
+from ..hypergraph import Hypergraph, scatter_sum
 from ..refinement import rebalance_partition, refine
 from .bisection import bfs_bisection, greedy_bisection, label_propagation_bisection, random_bisection
 
@@ -71,7 +71,6 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
 
 def _key(hypergraph, partition, balanced, max_weights, cut_objective, run):
     """Order of runs: balanced first, then objective, then how full the fuller side is, then run order."""
-    weights = np.zeros(2, dtype=np.int64)
-    np.add.at(weights, partition, hypergraph.vertex_weights)
+    weights = scatter_sum(partition, hypergraph.vertex_weights, 2)
     overload = float(np.max(weights / np.maximum(max_weights, 1)))
     return (not balanced, objective_value(hypergraph, partition, 2, cut_objective), overload, run)

@@ -107,9 +107,9 @@ def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, m
     """Run up to ``passes`` FM passes; returns the total gain. ``partition``, ``pin_counts`` and
     ``block_weights`` are updated in place."""
     n = hypergraph.num_vertices
-    heap = np.empty(n, dtype=np.int32)
+    heap = np.empty(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
-    position = np.full(n, -1, dtype=np.int32)
+    position = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     targets = np.full(n, -1, dtype=np.int32)
     total = 0

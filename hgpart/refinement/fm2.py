@@ -52,10 +52,10 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
     Every net takes part in the updates, however large: a big net only costs a scan when it crosses one
     of the thresholds above, and the gains stay exact."""
     n = vertex_offsets.shape[0] - 1
-    heap0 = np.empty(max(n, 1), dtype=np.int32)  # one heap per side, never sliced in the loop (a view
-    heap1 = np.empty(max(n, 1), dtype=np.int32)  # costs an atomic reference count per use)
+    heap0 = np.empty(max(n, 1), dtype=np.int64)  # one heap per side, never sliced in the loop (a view
+    heap1 = np.empty(max(n, 1), dtype=np.int64)  # costs an atomic reference count per use)
     keys = np.zeros(n, dtype=np.int64)
-    positions = np.full(n, -1, dtype=np.int32)
+    positions = np.full(n, -1, dtype=np.int64)
     size0 = np.zeros(1, dtype=np.int64)
     size1 = np.zeros(1, dtype=np.int64)
     free = movable.copy()
