@@ -29,6 +29,9 @@ def test_coarsening_kernels_compile_to_ptx():
     ptx, _ = cuda.compile_ptx(gpu_matching.propose_kernel.py_func, PROPOSE_SIGNATURE, cc=(9, 0))
     assert "atom.shared.cas" in ptx or "atom.cas" in ptx
     assert "shfl.sync" in ptx
+    heavy_signature = PROPOSE_SIGNATURE.replace("int32[:], int32[:])", "int32[:], int64[:], int32[:], int64[:], int32[:])")
+    ptx, _ = cuda.compile_ptx(gpu_matching.heavy_propose_kernel.py_func, heavy_signature, cc=(9, 0))
+    assert "bar.sync" in ptx or "barrier" in ptx
     ptx, _ = cuda.compile_ptx(gpu_matching.mutual_kernel.py_func, MUTUAL_SIGNATURE, cc=(9, 0))
     assert "atom" in ptx
 

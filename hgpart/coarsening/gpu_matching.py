@@ -7,8 +7,9 @@ the net's fixed-point rating to S(u) in a per-warp open-addressing hash table in
 (atomic CAS to claim a slot, atomic add for the score). The warp then scans the table, scores each
 candidate exactly as the CPU does (:func:`.matching.candidate_score`), and reduces to the best (higher
 score, ties to the smaller id) with :func:`hgpart.cuda.warp.warp_argmax`. A vertex whose neighbourhood
-does not fit the table is flagged (proposal -2) and rated by the CPU twin; scores are integers, so the
-result is the same whoever computes it.
+does not fit the table is flagged (proposal -2) and rated again by ``heavy_propose_kernel``: a whole
+block per such vertex, its warps sharing the incident nets, with a hash table of its own in global
+memory sized to twice its possible neighbourhood.
 
 Kernel ``mutual_kernel`` (Fig. 9 lines 10-15): mutual proposals are matched.
 """
@@ -19,6 +20,11 @@ import numpy as np
 from numba import cuda, float64, int32, int64
 
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_plan
+
+HEAVY_BLOCK = 256                      # threads per block of the heavy-vertex kernel
+HEAVY_WARPS = HEAVY_BLOCK // WARP_SIZE
+HEAVY_ROWS = HEAVY_BLOCK
+HEAVY_TABLE_BUDGET = 1 << 27          # table slots per launch (12 bytes each)
 from .matching import candidate_score
 
 TABLE_BITS = 11
@@ -125,6 +131,96 @@ def propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, rat
         cuda.syncwarp(FULL_MASK)
 
 
+@cuda.jit(device=True, inline=True)
+def _global_table_add(keys, values, base, mask, u, amount):
+    slot = (u * 2654435761) & mask
+    for _ in range(mask + 1):
+        key = keys[base + slot]
+        if key == -1:
+            key = cuda.atomic.cas(keys, base + slot, -1, u)
+            if key == -1:
+                key = u
+        if key == u:
+            cuda.atomic.add(values, base + slot, amount)
+            return
+        slot = (slot + 1) & mask
+
+
+@cuda.jit
+def heavy_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                         merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, heavy_vertices,
+                         table_offsets, table_keys, table_values, proposals):
+    """proposals[v] for each v in ``heavy_vertices``: one block per vertex, its table in global memory at
+    table_offsets[i]..table_offsets[i+1] (a power of two, at least twice v's possible neighbours; keys -1,
+    values 0 on entry and again on exit). The steps and the tie order are those of ``propose_kernel``."""
+    row_net = cuda.shared.array(HEAVY_ROWS, int32)
+    row_start = cuda.shared.array(HEAVY_ROWS, int64)
+    warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
+    warp_best = cuda.shared.array(HEAVY_WARPS, int32)
+    lane = cuda.threadIdx.x % WARP_SIZE
+    warp = cuda.threadIdx.x // WARP_SIZE
+    rows = warp * WARP_SIZE
+    for index in range(cuda.blockIdx.x, heavy_vertices.shape[0], cuda.gridDim.x):
+        v = heavy_vertices[index]
+        base = table_offsets[index]
+        mask = table_offsets[index + 1] - base - 1
+        end = vertex_offsets[v + 1]
+        for chunk in range(vertex_offsets[v] + warp * WARP_SIZE, end, HEAVY_BLOCK):  # uniform within a warp
+            q = chunk + lane
+            length = int64(0)
+            net = int32(-1)
+            if q < end:
+                net = incident_nets[q]
+                if ratings[net] > 0:
+                    length = net_offsets[net + 1] - net_offsets[net]
+            row_net[rows + lane] = net
+            row_start[rows + lane] = net_offsets[net] if net >= 0 else 0
+            cuda.syncwarp(FULL_MASK)
+            start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
+            row = start_row
+            col = start_col
+            while row < end_row or (row == end_row and col < end_col):
+                net = row_net[rows + row]
+                size = net_offsets[net + 1] - net_offsets[net] if net >= 0 else 0
+                if net < 0 or ratings[net] == 0 or col >= size:
+                    row += 1
+                    col = 0
+                    continue
+                u = pin_vertices[row_start[rows + row] + col]
+                if u != v:
+                    _global_table_add(table_keys, table_values, base, mask, u, ratings[net])
+                col += 1
+            cuda.syncwarp(FULL_MASK)
+        cuda.syncthreads()
+        best = int32(-1)
+        best_score = float64(0.0)
+        for slot in range(cuda.threadIdx.x, mask + 1, HEAVY_BLOCK):
+            u = table_keys[base + slot]
+            if u >= 0:
+                score = candidate_score_gpu(v, u, table_values[base + slot], vertex_weights, merge_key, partner,
+                                            cluster_weight, max_weight, weight_penalty, only_unmatched)
+                if score > 0.0 and (best < 0 or score > best_score or (score == best_score and u < best)):
+                    best = u
+                    best_score = score
+                table_keys[base + slot] = -1
+                table_values[base + slot] = 0
+        best_score, best = warp_argmax(best_score, best)
+        if lane == 0:
+            warp_scores[warp] = best_score
+            warp_best[warp] = best
+        cuda.syncthreads()
+        if cuda.threadIdx.x == 0:
+            best = warp_best[0]
+            best_score = warp_scores[0]
+            for w in range(1, HEAVY_WARPS):
+                u = warp_best[w]
+                if u >= 0 and (best < 0 or warp_scores[w] > best_score or (warp_scores[w] == best_score and u < best)):
+                    best = u
+                    best_score = warp_scores[w]
+            proposals[v] = best
+        cuda.syncthreads()
+
+
 @cuda.jit
 def mutual_kernel(active_vertices, proposals, partner, matched_count):
     """Fig. 9 lines 10-15: v and u = proposals[v] are matched when u proposed v too."""
@@ -142,28 +238,44 @@ def _launch_shape(count: int):
     return blocks, WARPS_PER_BLOCK * WARP_SIZE
 
 
+def _table_sizes(neighbour_bound: np.ndarray) -> np.ndarray:
+    """Power-of-two table sizes of at least twice each bound (and at least 64)."""
+    bits = np.ceil(np.log2(np.maximum(2 * neighbour_bound, 64))).astype(np.int64)
+    return np.left_shift(np.int64(1), bits)
+
+
 def propose(device_arrays: dict, active: np.ndarray, partner, cluster_weight, max_weight: int,
-            weight_penalty: bool, only_unmatched: bool, proposals, cpu_fallback):
+            weight_penalty: bool, only_unmatched: bool, proposals, neighbour_bound: np.ndarray):
     """One proposal round on the device for the vertices ``active`` (host int32[a]).
 
     ``device_arrays`` holds the level on the device (net_offsets, pin_vertices, vertex_offsets,
-    incident_nets, ratings, vertex_weights, merge_key). ``cpu_fallback(vertices)`` rates overflowed vertices
-    and returns their proposals. Returns the device array ``proposals``.
+    incident_nets, ratings, vertex_weights, merge_key). ``neighbour_bound`` (host int64[n]) bounds each
+    vertex's distinct neighbours; vertices that overflow the shared-memory table are rated again by the
+    heavy-vertex kernel with tables of that size. Returns the device array ``proposals``.
     """
     proposals.copy_to_device(np.full(proposals.shape[0], -1, dtype=np.int32))
     if active.shape[0] == 0:
         return proposals
     d = device_arrays
-    active_d = cuda.to_device(active.astype(np.int32))
+    arguments = (d["net_offsets"], d["pin_vertices"], d["vertex_offsets"], d["incident_nets"], d["ratings"],
+                 d["vertex_weights"], d["merge_key"], partner, cluster_weight, max_weight, weight_penalty,
+                 only_unmatched)
     blocks, threads = _launch_shape(active.shape[0])
-    propose_kernel[blocks, threads](d["net_offsets"], d["pin_vertices"], d["vertex_offsets"], d["incident_nets"],
-                                    d["ratings"], d["vertex_weights"], d["merge_key"], partner, cluster_weight,
-                                    max_weight, weight_penalty, only_unmatched, active_d, proposals)
-    host = proposals.copy_to_host()
-    overflowed = np.flatnonzero(host == OVERFLOW).astype(np.int32)
-    if overflowed.size:
-        host[overflowed] = cpu_fallback(overflowed)
-        proposals.copy_to_device(host)
+    propose_kernel[blocks, threads](*arguments, cuda.to_device(active.astype(np.int32)), proposals)
+    overflowed = np.flatnonzero(proposals.copy_to_host() == OVERFLOW).astype(np.int32)
+    start = 0
+    while start < overflowed.shape[0]:  # batches whose tables fit the budget
+        sizes = _table_sizes(neighbour_bound[overflowed[start:]])
+        count = max(1, int(np.searchsorted(np.cumsum(sizes), HEAVY_TABLE_BUDGET, side="right")))
+        batch, sizes = overflowed[start:start + count], sizes[:count]
+        offsets = np.zeros(count + 1, dtype=np.int64)
+        np.cumsum(sizes, out=offsets[1:])
+        table_keys = cuda.to_device(np.full(int(offsets[-1]), -1, dtype=np.int32))
+        table_values = cuda.to_device(np.zeros(int(offsets[-1]), dtype=np.int64))
+        heavy_propose_kernel[min(count, 132 * 8), HEAVY_BLOCK](*arguments, cuda.to_device(batch),
+                                                                cuda.to_device(offsets), table_keys, table_values,
+                                                                proposals)
+        start += count
     return proposals
 
 
@@ -173,7 +285,7 @@ def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None):
     The proposal rounds and mutual matching run on the device; the final joining of unmatched vertices
     (sequential union-find in vertex order, as on the CPU) runs on the host.
     """
-    from . import matching
+    from .matching import finish_clustering
     from .similarity import net_ratings
 
     n = hypergraph.num_vertices
@@ -188,33 +300,32 @@ def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None):
     partner = cuda.to_device(partner_host)
     proposals = cuda.to_device(np.full(n, -1, dtype=np.int32))
     matched_count = cuda.to_device(np.zeros(1, dtype=np.int64))
-
-    def fallback(vertices, partner_now, cluster_weight_now, keys_now, only_unmatched):
-        return matching.best_candidates(hypergraph, ratings, vertices, keys_now, partner_now, cluster_weight_now,
-                                        max_weight, config.weight_penalty, only_unmatched)
+    rated_sizes = np.where(ratings > 0, hypergraph.net_sizes(), 0)
+    running = np.concatenate([[0], np.cumsum(rated_sizes[hypergraph.incident_nets], dtype=np.int64)])
+    work = running[hypergraph.vertex_offsets[1:]] - running[hypergraph.vertex_offsets[:-1]]
+    neighbour_bound = np.minimum(work, max(n - 1, 1))
 
     for _ in range(config.matching_rounds):
         active = np.flatnonzero(partner_host < 0).astype(np.int32)
         propose(d, active, partner, d["vertex_weights"], max_weight, config.weight_penalty, True, proposals,
-                lambda vs: fallback(vs, partner_host, weights, merge_key, True))
+                neighbour_bound)
         matched_count.copy_to_device(np.zeros(1, dtype=np.int64))
         active_d = cuda.to_device(active)
         mutual_kernel[max(1, (active.shape[0] + 255) // 256), 256](active_d, proposals, partner, matched_count)
         if int(matched_count.copy_to_host()[0]) == 0:
             break
         partner_host = partner.copy_to_host()
-    return matching.finish_clustering(hypergraph, max_weight, config, merge_key, partner_host,
-                                      lambda keys_now, cluster_weight_now: _join_round(
-                                          d, partner_host, keys_now, cluster_weight_now, max_weight, config,
-                                          proposals, fallback))
+    return finish_clustering(hypergraph, max_weight, config, merge_key, partner_host,
+                             lambda keys_now, cluster_weight_now: _join_round(
+                                 d, partner_host, keys_now, cluster_weight_now, max_weight, config, proposals,
+                                 neighbour_bound))
 
 
-def _join_round(d, partner_host, cluster_keys, cluster_weight, max_weight, config, proposals, fallback):
+def _join_round(d, partner_host, cluster_keys, cluster_weight, max_weight, config, proposals, neighbour_bound):
     active = np.flatnonzero(partner_host < 0).astype(np.int32)
     d = dict(d, merge_key=cuda.to_device(np.ascontiguousarray(cluster_keys, dtype=np.int64)))
     propose(d, active, cuda.to_device(partner_host), cuda.to_device(np.ascontiguousarray(cluster_weight)), max_weight,
-            config.weight_penalty, False, proposals,
-            lambda vs: fallback(vs, partner_host, cluster_weight, cluster_keys, False))
+            config.weight_penalty, False, proposals, neighbour_bound)
     result = proposals.copy_to_host()
     result[partner_host >= 0] = -1
     return result

@@ -146,30 +146,6 @@ def _compact(parent):
     return cluster, next_id
 
 
-@numba.njit(cache=True)
-def _best_of(vertices, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
-             partner, cluster_weight, max_weight, weight_penalty, only_unmatched):
-    n = vertex_offsets.shape[0] - 1
-    scores = np.zeros(n, dtype=np.int64)
-    seen = np.zeros(n, dtype=np.bool_)
-    touched = np.empty(n, dtype=np.int32)
-    result = np.empty(vertices.shape[0], dtype=np.int32)
-    for i in range(vertices.shape[0]):
-        result[i] = _best_candidate(vertices[i], net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
-                                    vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
-                                    only_unmatched, scores, seen, touched)
-    return result
-
-
-def best_candidates(hypergraph, ratings, vertices, merge_key, partner, cluster_weight, max_weight: int,
-                    weight_penalty: bool, only_unmatched: bool) -> np.ndarray:
-    """The CPU's proposal of each vertex in ``vertices`` (int32[a]); used where the GPU's table overflows."""
-    return _best_of(np.ascontiguousarray(vertices, dtype=np.int32), hypergraph.net_offsets, hypergraph.pin_vertices,
-                    hypergraph.vertex_offsets, hypergraph.incident_nets, ratings, hypergraph.vertex_weights,
-                    np.ascontiguousarray(merge_key, dtype=np.int64), np.ascontiguousarray(partner, dtype=np.int32),
-                    np.ascontiguousarray(cluster_weight, dtype=np.int64), max_weight, weight_penalty, only_unmatched)
-
-
 def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals):
     """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
     configured) unmatched vertices join their best neighbour's cluster in vertex order, up to the shrink cap.
