@@ -43,10 +43,11 @@ def _slot(u):
 
 
 @cuda.jit(device=True, inline=True)
-def _table_add(keys, values, base, u, amount):
-    """Add ``amount`` to the score of u in the warp's table; False when the table is full."""
-    slot = _slot(u)
-    for _ in range(TABLE_SIZE):
+def _table_add(keys, values, base, mask, u, amount):
+    """Add ``amount`` to the score of u in the open-addressing table keys/values[base:base + mask + 1]
+    (shared or global memory); False when every slot holds another vertex."""
+    slot = (u * 2654435761) & mask
+    for _ in range(mask + 1):
         key = keys[base + slot]
         if key == -1:
             key = cuda.atomic.cas(keys, base + slot, -1, u)
@@ -55,8 +56,63 @@ def _table_add(keys, values, base, u, amount):
         if key == u:
             cuda.atomic.add(values, base + slot, amount)
             return True
-        slot = (slot + 1) & (TABLE_SIZE - 1)
+        slot = (slot + 1) & mask
     return False
+
+
+@cuda.jit(device=True, inline=True)
+def _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net, row_start,
+                keys, values, base, mask):
+    """MONDRIAAN-PARALLEL for one chunk of v's incident nets (Fig. 5): lane l takes net chunk + l, the
+    planner gives every lane an equal share of their pins, and each pin u != v adds the net's rating to
+    S(u) (LAMBDA1, Fig. 8). Called by every lane of the warp. Returns False if the table filled up."""
+    q = chunk + lane
+    length = int64(0)
+    net = int32(-1)
+    if q < end:
+        net = incident_nets[q]
+        if ratings[net] > 0:
+            length = net_offsets[net + 1] - net_offsets[net]
+    row_net[rows + lane] = net
+    row_start[rows + lane] = net_offsets[net] if net >= 0 else 0
+    cuda.syncwarp(FULL_MASK)
+    start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
+    fits = True
+    row = start_row
+    col = start_col
+    while row < end_row or (row == end_row and col < end_col):
+        net = row_net[rows + row]
+        size = net_offsets[net + 1] - net_offsets[net] if net >= 0 else 0
+        if net < 0 or ratings[net] == 0 or col >= size:
+            row += 1
+            col = 0
+            continue
+        u = pin_vertices[row_start[rows + row] + col]
+        if u != v and not _table_add(keys, values, base, mask, u, ratings[net]):
+            fits = False
+        col += 1
+    cuda.syncwarp(FULL_MASK)
+    return fits
+
+
+@cuda.jit(device=True, inline=True)
+def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, merge_key, partner, cluster_weight,
+                   max_weight, weight_penalty, only_unmatched):
+    """This thread's best candidate among slots first, first + stride, ... < count of the table (the CPU's
+    scores and tie order); the slots it reads are emptied for the next vertex. Returns (score, id or -1)."""
+    best = int32(-1)
+    best_score = float64(0.0)
+    for slot in range(first, count, stride):
+        u = keys[base + slot]
+        if u >= 0:
+            score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
+                                        cluster_weight, max_weight, weight_penalty, only_unmatched)
+            if score > 0.0 and (best < 0 or score > best_score or (score == best_score and u < best)):
+                best = u
+                best_score = score
+            keys[base + slot] = -1
+            values[base + slot] = 0
+    return best_score, best
 
 
 @cuda.jit
@@ -85,65 +141,19 @@ def propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, rat
         v = active_vertices[index]
         begin = vertex_offsets[v]
         end = vertex_offsets[v + 1]
-        full = False
+        fits = True
         for chunk in range(begin, end, WARP_SIZE):  # the same trip count on every lane
-            q = chunk + lane
-            length = int64(0)
-            net = int32(-1)
-            if q < end:
-                net = incident_nets[q]
-                if ratings[net] > 0:
-                    length = net_offsets[net + 1] - net_offsets[net]
-            row_net[rows + lane] = net
-            row_start[rows + lane] = net_offsets[net] if net >= 0 else 0
-            cuda.syncwarp(FULL_MASK)
-            start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
-            row = start_row
-            col = start_col
-            while row < end_row or (row == end_row and col < end_col):
-                net = row_net[rows + row]
-                size = net_offsets[net + 1] - net_offsets[net] if net >= 0 else 0
-                if net < 0 or ratings[net] == 0 or col >= size:
-                    row += 1
-                    col = 0
-                    continue
-                u = pin_vertices[row_start[rows + row] + col]
-                if u != v and not _table_add(keys, values, base, u, ratings[net]):
-                    full = True
-                col += 1
-            cuda.syncwarp(FULL_MASK)
-        overflowed = cuda.any_sync(FULL_MASK, full)
-        best = int32(-1)
-        best_score = float64(0.0)
-        for slot in range(lane, TABLE_SIZE, WARP_SIZE):
-            u = keys[base + slot]
-            if u >= 0:
-                score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
-                                            cluster_weight, max_weight, weight_penalty, only_unmatched)
-                if score > 0.0 and (best < 0 or score > best_score or (score == best_score and u < best)):
-                    best = u
-                    best_score = score
-                keys[base + slot] = -1
-                values[base + slot] = 0
+            if not _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net,
+                               row_start, keys, values, base, TABLE_SIZE - 1):
+                fits = False
+        overflowed = cuda.any_sync(FULL_MASK, not fits)
+        best_score, best = _best_in_table(v, keys, values, base, lane, WARP_SIZE, TABLE_SIZE, vertex_weights,
+                                          merge_key, partner, cluster_weight, max_weight, weight_penalty,
+                                          only_unmatched)
         best_score, best = warp_argmax(best_score, best)
         if lane == 0:
             proposals[v] = OVERFLOW if overflowed else best
         cuda.syncwarp(FULL_MASK)
-
-
-@cuda.jit(device=True, inline=True)
-def _global_table_add(keys, values, base, mask, u, amount):
-    slot = (u * 2654435761) & mask
-    for _ in range(mask + 1):
-        key = keys[base + slot]
-        if key == -1:
-            key = cuda.atomic.cas(keys, base + slot, -1, u)
-            if key == -1:
-                key = u
-        if key == u:
-            cuda.atomic.add(values, base + slot, amount)
-            return
-        slot = (slot + 1) & mask
 
 
 @cuda.jit
@@ -166,44 +176,12 @@ def heavy_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_net
         mask = table_offsets[index + 1] - base - 1
         end = vertex_offsets[v + 1]
         for chunk in range(vertex_offsets[v] + warp * WARP_SIZE, end, HEAVY_BLOCK):  # uniform within a warp
-            q = chunk + lane
-            length = int64(0)
-            net = int32(-1)
-            if q < end:
-                net = incident_nets[q]
-                if ratings[net] > 0:
-                    length = net_offsets[net + 1] - net_offsets[net]
-            row_net[rows + lane] = net
-            row_start[rows + lane] = net_offsets[net] if net >= 0 else 0
-            cuda.syncwarp(FULL_MASK)
-            start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
-            row = start_row
-            col = start_col
-            while row < end_row or (row == end_row and col < end_col):
-                net = row_net[rows + row]
-                size = net_offsets[net + 1] - net_offsets[net] if net >= 0 else 0
-                if net < 0 or ratings[net] == 0 or col >= size:
-                    row += 1
-                    col = 0
-                    continue
-                u = pin_vertices[row_start[rows + row] + col]
-                if u != v:
-                    _global_table_add(table_keys, table_values, base, mask, u, ratings[net])
-                col += 1
-            cuda.syncwarp(FULL_MASK)
+            _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net,
+                        row_start, table_keys, table_values, base, mask)  # sized never to fill up
         cuda.syncthreads()
-        best = int32(-1)
-        best_score = float64(0.0)
-        for slot in range(cuda.threadIdx.x, mask + 1, HEAVY_BLOCK):
-            u = table_keys[base + slot]
-            if u >= 0:
-                score = candidate_score_gpu(v, u, table_values[base + slot], vertex_weights, merge_key, partner,
-                                            cluster_weight, max_weight, weight_penalty, only_unmatched)
-                if score > 0.0 and (best < 0 or score > best_score or (score == best_score and u < best)):
-                    best = u
-                    best_score = score
-                table_keys[base + slot] = -1
-                table_values[base + slot] = 0
+        best_score, best = _best_in_table(v, table_keys, table_values, base, cuda.threadIdx.x, HEAVY_BLOCK, mask + 1,
+                                          vertex_weights, merge_key, partner, cluster_weight, max_weight,
+                                          weight_penalty, only_unmatched)
         best_score, best = warp_argmax(best_score, best)
         if lane == 0:
             warp_scores[warp] = best_score
