@@ -11,7 +11,9 @@ from hgpart.io import read_hypergraph
 from .conftest import DATA
 
 PROPOSE_SIGNATURE = ("void(int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
-                     "int64, boolean, boolean, int32[:], int32[:])")
+                     "int64, boolean, boolean, int64[:], int32[:], int32[:])")
+HEAVY_SIGNATURE = ("void(int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
+                   "int64, boolean, boolean, int32[:], int64[:], int32[:], int64[:], int32[:])")
 MUTUAL_SIGNATURE = "void(int32[:], int32[:], int32[:], int64[:])"
 
 
@@ -29,8 +31,7 @@ def test_coarsening_kernels_compile_to_ptx():
     ptx, _ = cuda.compile_ptx(gpu_matching.propose_kernel.py_func, PROPOSE_SIGNATURE, cc=(9, 0))
     assert "atom.shared.cas" in ptx or "atom.cas" in ptx
     assert "shfl.sync" in ptx
-    heavy_signature = PROPOSE_SIGNATURE.replace("int32[:], int32[:])", "int32[:], int64[:], int32[:], int64[:], int32[:])")
-    ptx, _ = cuda.compile_ptx(gpu_matching.heavy_propose_kernel.py_func, heavy_signature, cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(gpu_matching.heavy_propose_kernel.py_func, HEAVY_SIGNATURE, cc=(9, 0))
     assert "bar.sync" in ptx or "barrier" in ptx
     ptx, _ = cuda.compile_ptx(gpu_matching.mutual_kernel.py_func, MUTUAL_SIGNATURE, cc=(9, 0))
     assert "atom" in ptx

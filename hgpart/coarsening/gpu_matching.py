@@ -6,10 +6,11 @@ active vertex v. The incident nets of v are taken 32 at a time, one per lane, an
 the net's fixed-point rating to S(u) in a per-warp open-addressing hash table in shared memory
 (atomic CAS to claim a slot, atomic add for the score). The warp then scans the table, scores each
 candidate exactly as the CPU does (:func:`.matching.candidate_score`), and reduces to the best (higher
-score, ties to the smaller id) with :func:`hgpart.cuda.warp.warp_argmax`. A vertex whose neighbourhood
-does not fit the table is flagged (proposal -2) and rated again by ``heavy_propose_kernel``: a whole
-block per such vertex, its warps sharing the incident nets, with a hash table of its own in global
-memory sized to twice its possible neighbourhood.
+score, ties to the smaller id) with :func:`hgpart.cuda.warp.warp_argmax`. Each vertex uses only the
+first 2^ceil(log2(2 b)) slots of the table (at least 64), b bounding its distinct neighbours, so a
+light vertex scans a small table. Vertices are binned by b before the launch: those with b above half
+the shared table go to ``heavy_propose_kernel`` instead, a whole block per vertex, its warps sharing
+the incident nets, with a table of its own in global memory sized the same way.
 
 Kernel ``mutual_kernel`` (Fig. 9 lines 10-15): mutual proposals are matched.
 """
@@ -32,7 +33,7 @@ TABLE_SIZE = 1 << TABLE_BITS          # slots per warp (2048 x 12 bytes = 24 KiB
 WARPS_PER_BLOCK = 2
 BLOCK_TABLE = TABLE_SIZE * WARPS_PER_BLOCK  # shared-memory shapes must be compile-time constants
 BLOCK_ROWS = WARP_SIZE * WARPS_PER_BLOCK
-OVERFLOW = -2
+MIN_TABLE = 64
 
 candidate_score_gpu = cuda.jit(device=True, inline=True)(candidate_score)
 
@@ -115,10 +116,21 @@ def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, 
     return best_score, best
 
 
+@cuda.jit(device=True, inline=True)
+def _table_slots(bound):
+    """Slots for a vertex with at most ``bound`` distinct neighbours: a power of two >= 2 bound, >= 64."""
+    size = int64(MIN_TABLE)
+    while size < 2 * bound:
+        size *= 2
+    return size
+
+
 @cuda.jit
 def propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, merge_key,
-                   partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active_vertices, proposals):
-    """proposals[v] for each v in ``active_vertices`` (int32[a]): best candidate, -1 if none, -2 on overflow.
+                   partner, cluster_weight, max_weight, weight_penalty, only_unmatched, neighbour_bound,
+                   active_vertices, proposals):
+    """proposals[v] for each v in ``active_vertices`` (int32[a], each with neighbour_bound[v] <= TABLE_SIZE / 2):
+    the best candidate, -1 if none.
 
     net_offsets int64[m+1], pin_vertices int32[p], vertex_offsets int64[n+1], incident_nets int32[p],
     ratings int64[m] (fixed point, 0 = skipped net), vertex_weights int64[n], merge_key int64[n] (-1 none),
@@ -141,18 +153,15 @@ def propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, rat
         v = active_vertices[index]
         begin = vertex_offsets[v]
         end = vertex_offsets[v + 1]
-        fits = True
+        slots = _table_slots(neighbour_bound[v])
         for chunk in range(begin, end, WARP_SIZE):  # the same trip count on every lane
-            if not _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net,
-                               row_start, keys, values, base, TABLE_SIZE - 1):
-                fits = False
-        overflowed = cuda.any_sync(FULL_MASK, not fits)
-        best_score, best = _best_in_table(v, keys, values, base, lane, WARP_SIZE, TABLE_SIZE, vertex_weights,
-                                          merge_key, partner, cluster_weight, max_weight, weight_penalty,
-                                          only_unmatched)
+            _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net,
+                        row_start, keys, values, base, slots - 1)  # 2 b slots: never fills up
+        best_score, best = _best_in_table(v, keys, values, base, lane, WARP_SIZE, slots, vertex_weights, merge_key,
+                                          partner, cluster_weight, max_weight, weight_penalty, only_unmatched)
         best_score, best = warp_argmax(best_score, best)
         if lane == 0:
-            proposals[v] = OVERFLOW if overflowed else best
+            proposals[v] = best
         cuda.syncwarp(FULL_MASK)
 
 
@@ -217,8 +226,8 @@ def _launch_shape(count: int):
 
 
 def _table_sizes(neighbour_bound: np.ndarray) -> np.ndarray:
-    """Power-of-two table sizes of at least twice each bound (and at least 64)."""
-    bits = np.ceil(np.log2(np.maximum(2 * neighbour_bound, 64))).astype(np.int64)
+    """Power-of-two table sizes of at least twice each bound (and at least 64), as ``_table_slots``."""
+    bits = np.ceil(np.log2(np.maximum(2 * neighbour_bound, MIN_TABLE))).astype(np.int64)
     return np.left_shift(np.int64(1), bits)
 
 
@@ -227,25 +236,26 @@ def propose(device_arrays: dict, active: np.ndarray, partner, cluster_weight, ma
     """One proposal round on the device for the vertices ``active`` (host int32[a]).
 
     ``device_arrays`` holds the level on the device (net_offsets, pin_vertices, vertex_offsets,
-    incident_nets, ratings, vertex_weights, merge_key). ``neighbour_bound`` (host int64[n]) bounds each
-    vertex's distinct neighbours; vertices that overflow the shared-memory table are rated again by the
-    heavy-vertex kernel with tables of that size. Returns the device array ``proposals``.
+    incident_nets, ratings, vertex_weights, merge_key, neighbour_bound); ``neighbour_bound`` (host
+    int64[n]) bins the vertices: light ones to a warp each, heavy ones to a block each. Returns the device
+    array ``proposals`` (-1 for vertices not active).
     """
     proposals.copy_to_device(np.full(proposals.shape[0], -1, dtype=np.int32))
-    if active.shape[0] == 0:
-        return proposals
     d = device_arrays
     arguments = (d["net_offsets"], d["pin_vertices"], d["vertex_offsets"], d["incident_nets"], d["ratings"],
                  d["vertex_weights"], d["merge_key"], partner, cluster_weight, max_weight, weight_penalty,
                  only_unmatched)
-    blocks, threads = _launch_shape(active.shape[0])
-    propose_kernel[blocks, threads](*arguments, cuda.to_device(active.astype(np.int32)), proposals)
-    overflowed = np.flatnonzero(proposals.copy_to_host() == OVERFLOW).astype(np.int32)
+    heavy = neighbour_bound[active] > TABLE_SIZE // 2
+    light = active[~heavy]
+    if light.shape[0]:
+        blocks, threads = _launch_shape(light.shape[0])
+        propose_kernel[blocks, threads](*arguments, d["neighbour_bound"], cuda.to_device(light), proposals)
+    heavy_vertices = active[heavy]
     start = 0
-    while start < overflowed.shape[0]:  # batches whose tables fit the budget
-        sizes = _table_sizes(neighbour_bound[overflowed[start:]])
+    while start < heavy_vertices.shape[0]:  # batches whose tables fit the budget
+        sizes = _table_sizes(neighbour_bound[heavy_vertices[start:]])
         count = max(1, int(np.searchsorted(np.cumsum(sizes), HEAVY_TABLE_BUDGET, side="right")))
-        batch, sizes = overflowed[start:start + count], sizes[:count]
+        batch, sizes = heavy_vertices[start:start + count], sizes[:count]
         offsets = np.zeros(count + 1, dtype=np.int64)
         np.cumsum(sizes, out=offsets[1:])
         table_keys = cuda.to_device(np.full(int(offsets[-1]), -1, dtype=np.int32))
@@ -282,6 +292,7 @@ def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None):
     running = np.concatenate([[0], np.cumsum(rated_sizes[hypergraph.incident_nets], dtype=np.int64)])
     work = running[hypergraph.vertex_offsets[1:]] - running[hypergraph.vertex_offsets[:-1]]
     neighbour_bound = np.minimum(work, max(n - 1, 1))
+    d["neighbour_bound"] = cuda.to_device(neighbour_bound)
 
     for _ in range(config.matching_rounds):
         active = np.flatnonzero(partner_host < 0).astype(np.int32)
