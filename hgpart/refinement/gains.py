@@ -47,14 +47,6 @@ def compute_pin_counts(net_offsets, pin_vertices, partition, k):
 
 
 @numba.njit(cache=True)
-def block_weights_of(partition, vertex_weights, k):
-    weights = np.zeros(k, dtype=np.int64)
-    for v in range(partition.shape[0]):
-        weights[partition[v]] += vertex_weights[v]
-    return weights
-
-
-@numba.njit(cache=True)
 def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k, cut_objective,
                     gain, adjacent):
     """Fill ``gain[b]`` (int64[k]) with the gain of moving v from a to b and ``adjacent[b]`` (bool[k]) with

@@ -7,7 +7,8 @@ import numpy as np
 
 from ..config import RefinementConfig
 from .fm import fm
-from .gains import apply_move, best_move, block_weights_of, compute_pin_counts
+from ..hypergraph import scatter_sum
+from .gains import apply_move, best_move, compute_pin_counts
 from .label_propagation import label_propagation
 
 
@@ -27,7 +28,7 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
     pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
-    block_weights = block_weights_of(partition, hypergraph.vertex_weights, k)
+    block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
     if config.lp_rounds:
         label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
                           cut_objective, config.lp_rounds)
@@ -93,7 +94,7 @@ def rebalance_partition(hypergraph, partition, k, max_block_weights, cut_objecti
     movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
     pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
-    block_weights = block_weights_of(partition, hypergraph.vertex_weights, k)
+    block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
     balanced = _rebalance(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
                           hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
                           max_block_weights, k, movable, cut_objective)
