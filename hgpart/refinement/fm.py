@@ -25,6 +25,20 @@ def gains_changed(in_source, in_target, size, cut_objective):
     return cut_objective and (in_source >= size - 2 or in_target >= size - 1)
 
 
+@numba.njit(cache=True, inline="always")
+def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
+                    block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap, keys, position, size,
+                    targets):
+    """Rate v's best move among adjacent blocks with room: keyed into the heap, or out of it if it has none."""
+    target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                          pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain, adjacent)
+    if target >= 0:
+        targets[v] = target
+        heap_push_or_update(heap, keys, position, size, v, g)
+    else:
+        heap_remove(heap, keys, position, size, v)
+
+
 @numba.njit(cache=True)
 def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
             pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
@@ -39,12 +53,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         position[v] = -1
     for v in range(n):
         if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
-            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
-                                  True, gain, adjacent)
-            if target >= 0:
-                targets[v] = target
-                heap_push_or_update(heap, keys, position, size, v, g)
+            _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                            pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap,
+                            keys, position, size, targets)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     num_moves = 0
@@ -89,14 +100,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                 u = pin_vertices[p]
                 if locked[u] or not movable[u]:
                     continue
-                t, gu = best_move(u, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
-                                  True, gain, adjacent)
-                if t >= 0:
-                    targets[u] = t
-                    heap_push_or_update(heap, keys, position, size, u, gu)
-                else:
-                    heap_remove(heap, keys, position, size, u)
+                _rate_into_heap(u, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                                pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap,
+                                keys, position, size, targets)
     roll_back(moved, sources, best_moves, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
               vertex_weights, pin_counts, block_weights, k)
     return best_total
