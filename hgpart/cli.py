@@ -541,7 +541,7 @@ def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, save, ratin
     if as_json:
         print_json(report)
     columns = ["instance", "vertices", "pins", "cpu map s", "gpu map s", "map speedup", "cpu contract s",
-               "gpu contract s", "contract speedup", "gpu GB/s", "agree"]
+               "gpu contract s", "contract speedup", "level speedup", "gpu round s", "round GB/s", "agree"]
     reporter.table(f"coarsening, one level (CPU {used_threads} threads vs {device_used}; medians of {repeat})",
                    columns, [[row.get(column, "-") for column in columns] for row in rows])
     reporter.table("seed 000 Table III (K20c vs sequential Mondriaan)", ["input", "GPU s", "sequential s", "speedup"],

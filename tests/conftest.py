@@ -20,3 +20,13 @@ def shared_params(*suffixes):
     if not files:
         return [pytest.param(None, marks=pytest.mark.skip(reason=f"{SHARED} is absent"))]
     return [pytest.param(f, id=pathlib.Path(f).name) for f in files]
+
+
+def pytest_configure(config):
+    """Under NUMBA_ENABLE_CUDASIM=1, give the simulator the warp intrinsics it lacks (tests/cudasim.py)."""
+    from hgpart.cuda.arrays import SIMULATED
+
+    if SIMULATED:
+        from . import cudasim
+
+        cudasim.install()

@@ -10,31 +10,48 @@ from hgpart.io import read_hypergraph
 
 from .conftest import DATA
 
-PROPOSE_SIGNATURE = ("void(int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
-                     "int64, boolean, boolean, int64[:], int32[:], int32[:])")
-HEAVY_SIGNATURE = ("void(int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
-                   "int64, boolean, boolean, int32[:], int64[:], int32[:], int64[:], int32[:])")
-MUTUAL_SIGNATURE = "void(int32[:], int32[:], int32[:], int64[:])"
+COMMON = ("int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], int64, boolean, "
+          "boolean, boolean")
+KERNEL_SIGNATURES = {
+    "pooled_propose_kernel": f"void({COMMON}, int32[:], int64[:], int64[:], int32[:])",
+    "wide_propose_kernel": f"void({COMMON}, int32[:], int64[:], int32[:])",
+    "heavy_rate_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:], int32[:], int32[:], boolean, int32[:], "
+                         "int32[:], int64[:], int64[:], int32[:], int64[:], int32[:], int64[:])",
+    "heavy_best_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64, boolean, boolean, boolean, int32[:], "
+                         "int64[:], int32[:], int64[:], int32[:], int64[:], int32[:])",
+    "mutual_kernel": "void(int32[:], int32[:], int64[:])",
+}
+KERNEL_SIGNATURES["split_rate_kernel"] = KERNEL_SIGNATURES["heavy_rate_kernel"]
 
 
-def test_coarsening_kernels_compile_to_ptx():
+@pytest.mark.parametrize("name", sorted(KERNEL_SIGNATURES))
+def test_matching_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from hgpart.coarsening import gpu_contraction, gpu_matching
+    from hgpart.coarsening import gpu_matching
+
+    ptx, _ = cuda.compile_ptx(getattr(gpu_matching, name).py_func, KERNEL_SIGNATURES[name], cc=(9, 0))
+    assert ".entry" in ptx
+    if name not in ("mutual_kernel", "heavy_best_kernel"):
+        assert "atom" in ptx and "shfl.sync" in ptx  # hash-table atomics and warp shuffles
+    if name == "pooled_propose_kernel":
+        assert "shfl.sync.bfly" in ptx and "shfl.sync.up" in ptx  # segmented argmax, planner scan
+
+
+def test_contraction_and_primitive_kernels_compile_to_ptx():
+    cuda = pytest.importorskip("numba.cuda")
+    from hgpart.coarsening import gpu_contraction
+    from hgpart.cuda import primitives
 
     for kernel, signature in ((gpu_contraction.net_hash_kernel, "void(int64[:], int32[:], uint64[:])"),
                               (gpu_contraction.merge_kernel,
                                "void(int64[:], int64[:], int64[:], int32[:], int64[:], int64[:], int64[:])"),
-                              (gpu_contraction.scatter_add_kernel, "void(int32[:], int64[:], int64[:])")):
+                              (primitives.scatter_add_kernel, "void(int32[:], int64[:], int64[:])"),
+                              (primitives.scatter_max_kernel, "void(int32[:], int64[:], int64[:])"),
+                              (primitives.scatter_min_kernel, "void(int32[:], int32[:], int32[:])"),
+                              (primitives.pointer_double_kernel,
+                               "void(int32[:], int32[:], int32[:], int32[:], int32[:])")):
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
         assert ".entry" in ptx
-
-    ptx, _ = cuda.compile_ptx(gpu_matching.propose_kernel.py_func, PROPOSE_SIGNATURE, cc=(9, 0))
-    assert "atom.shared.cas" in ptx or "atom.cas" in ptx
-    assert "shfl.sync" in ptx
-    ptx, _ = cuda.compile_ptx(gpu_matching.heavy_propose_kernel.py_func, HEAVY_SIGNATURE, cc=(9, 0))
-    assert "bar.sync" in ptx or "barrier" in ptx
-    ptx, _ = cuda.compile_ptx(gpu_matching.mutual_kernel.py_func, MUTUAL_SIGNATURE, cc=(9, 0))
-    assert "atom" in ptx
 
 
 def instances():
@@ -44,8 +61,9 @@ def instances():
         nets = [rng.choice(n, size=int(rng.integers(2, 9)), replace=False) for _ in range(500)]
         yield f"random{seed}", Hypergraph.from_pin_lists(nets, n, rng.integers(1, 4, n), rng.integers(1, 5, 500))
     yield "ibm01", read_hypergraph(str(DATA / "ibm01.hgr"))
-    yield "long-tailed", generate.long_tailed(20000, seed=3)  # hubs overflow the shared-memory table
-    yield "evenly", generate.evenly(50000, seed=3)
+    yield "long-tailed", generate.long_tailed(20000, seed=3)  # hubs: wide and heavy bins
+    yield "evenly", generate.evenly(50000, seed=3)  # pooled bins
+    yield "synthetic", generate.synthetic(14000, seed=3)  # 20 columns of 2,000 pins: split over many warps
 
 
 CONFIGS = [CoarseningConfig(), CoarseningConfig(rating="inner-product"), CoarseningConfig(weight_penalty=True),
@@ -88,9 +106,73 @@ def test_gpu_hierarchy_equals_cpu():
     from hgpart.coarsening import coarsen
 
     for name, hypergraph in instances():
-        cpu = coarsen(hypergraph, 2)
-        gpu = coarsen(hypergraph, 2, device="gpu")
-        assert len(cpu.levels) == len(gpu.levels), name
-        for mine, theirs in zip(gpu.levels, cpu.levels):
-            np.testing.assert_array_equal(mine.cluster, theirs.cluster, err_msg=name)
-        np.testing.assert_array_equal(gpu.coarsest.pin_vertices, cpu.coarsest.pin_vertices, err_msg=name)
+        n = hypergraph.num_vertices
+        fixed = np.where(np.arange(n) % 29 == 0, np.arange(n) % 2, -1).astype(np.int32)
+        communities = (np.arange(n) * 7 // n).astype(np.int32)
+        for options in ({}, {"fixed": fixed}, {"communities": communities, "fixed": fixed}):
+            cpu = coarsen(hypergraph, 2, **options)
+            gpu = coarsen(hypergraph, 2, device="gpu", **options)
+            assert len(cpu.levels) == len(gpu.levels), name
+            for mine, theirs in zip(gpu.levels, cpu.levels):
+                np.testing.assert_array_equal(mine.cluster, theirs.cluster, err_msg=name)
+                np.testing.assert_array_equal(mine.hypergraph.pin_vertices, theirs.hypergraph.pin_vertices)
+            np.testing.assert_array_equal(gpu.coarsest.pin_vertices, cpu.coarsest.pin_vertices, err_msg=name)
+            np.testing.assert_array_equal(gpu.coarsest.net_weights, cpu.coarsest.net_weights, err_msg=name)
+            if "fixed" in options:
+                np.testing.assert_array_equal(gpu.coarsest_fixed, cpu.coarsest_fixed, err_msg=name)
+
+
+def tiny_instance_with_every_bin():
+    """96 vertices: 0-47 in 30 nets of 36 pins (global bin at lowered limits), 48-95 in small random nets
+    (pooled, wide and split bins at lowered limits). Small enough for the CUDA simulator."""
+    rng = np.random.default_rng(11)
+    nets = [np.concatenate([np.arange(4), 4 + rng.choice(44, size=32, replace=False)]) for _ in range(30)]
+    nets += [48 + rng.choice(48, size=int(rng.integers(2, 6)), replace=False) for _ in range(70)]
+    nets += [np.array([5, 50]), np.array([6, 60, 61])]
+    return Hypergraph.from_pin_lists(nets, 96, rng.integers(1, 3, 96), rng.integers(1, 4, len(nets)))
+
+
+@pytest.mark.gpu
+def test_device_path_on_a_tiny_instance_equals_cpu():
+    """Runs on a GPU (scripts/gpu-check) and under the simulator in CI (test_gpu_code_in_the_simulator)."""
+    from hgpart.coarsening.contraction import contract
+    from hgpart.coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
+    from hgpart.coarsening.gpu_matching import DevicePlan, compute_clustering_gpu, device_net_ratings
+
+    hypergraph = tiny_instance_with_every_bin()
+    config = CoarseningConfig()
+    level = level_to_device(hypergraph)
+    limits = (16, 64, 32)  # kernel limits lowered so that 96 vertices fill every kind of bin
+    counts = DevicePlan(level, device_net_ratings(level, True, 1000)[0], 10**6, False, limits).counts
+    assert counts[:5].sum() > 0 and counts[5:].min() > 0, counts  # pooled, wide, split and global bins
+    keys = np.where(np.arange(96) % 13 == 0, np.arange(96) % 2, -1)
+    for max_weight, fixed in ((6, None), (4, keys)):
+        cpu, cpu_count = compute_clustering(hypergraph, max_weight, config, fixed)
+        gpu, gpu_count = compute_clustering_gpu(hypergraph, max_weight, config, fixed, limits)
+        assert gpu_count == cpu_count < 96
+        np.testing.assert_array_equal(gpu, cpu)
+        expected = contract(hypergraph, cpu, cpu_count)
+        from hgpart.cuda.arrays import to_device
+
+        got = level_to_host(contract_device(level, to_device(gpu), gpu_count))
+        for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights",
+                      "net_weights"):
+            np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=field)
+
+
+def test_gpu_code_in_the_simulator():
+    """The GPU kernels, run by numba's CUDA simulator with the warp intrinsics of tests/cudasim.py: the Fig. 5
+    planner and reductions against the numpy model, and the whole device coarsening against the CPU."""
+    import os
+    import subprocess
+    import sys
+
+    pytest.importorskip("numba.cuda")
+    environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
+               "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
+               "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu"]
+    result = subprocess.run(command, cwd=str(DATA.parent), env=environment, capture_output=True, text=True,
+                            timeout=1200)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "2 passed" in result.stdout

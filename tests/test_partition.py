@@ -1,6 +1,5 @@
 """The multilevel partitioner: brute-force optima, balance, invariants of coarsening, determinism."""
 
-import itertools
 
 import numpy as np
 import pytest

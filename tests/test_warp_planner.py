@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from numba import cuda, int64
 
 from hgpart.cuda.planner_model import entries_of_lane, plan_model
 
@@ -49,12 +50,10 @@ def test_the_figures_rule_leaves_lanes_idle():
 
 
 def _plan_kernel():
-    from numba import cuda
-
     from hgpart.cuda.warp import warp_argmax, warp_plan, warp_sum
 
     @cuda.jit
-    def plan_kernel(lengths, out, sums, best):
+    def plan_kernel(lengths, out, sums, best, best_of_eight):
         lane = cuda.threadIdx.x % 32
         warp = cuda.grid(1) // 32
         length = lengths[warp * 32 + lane]
@@ -66,45 +65,48 @@ def _plan_kernel():
         out[base + 3] = end_col
         out[base + 4] = total
         sums[warp * 32 + lane] = warp_sum(length)
-        score, candidate = warp_argmax(float(length % 7), lane if length > 0 else -1)
+        score, priority, candidate = warp_argmax(float(length % 7), int64(length % 3), lane if length > 0 else -1)
         best[warp * 32 + lane] = candidate
+        score, priority, candidate = warp_argmax(float(length % 7), int64(length % 3), lane if length > 0 else -1, 8)
+        best_of_eight[warp * 32 + lane] = candidate
 
     return plan_kernel
 
 
 def test_warp_code_compiles_to_ptx():
-    cuda = pytest.importorskip("numba.cuda")
-    from numba import int64, float64, int32  # noqa: F401
-
     from hgpart.cuda.warp import warp_plan
 
     kernel = _plan_kernel()
-    signature = "void(int64[:], int64[:], int64[:], int32[:])"
+    signature = "void(int64[:], int64[:], int64[:], int32[:], int32[:])"
     ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
     assert "shfl.sync.up" in ptx and "shfl.sync.idx" in ptx and "shfl.sync.bfly" in ptx
     assert warp_plan is not None
 
 
-def _model_argmax(lengths):
-    candidates = [(float(length % 7), lane) for lane, length in enumerate(lengths) if length > 0]
-    return -1 if not candidates else min(candidates, key=lambda item: (-item[0], item[1]))[1]
+def _model_argmax(lengths, first_lane=0):
+    """Higher score (length % 7), then higher priority (length % 3), then the smaller lane; -1 if none."""
+    candidates = [(float(length % 7), length % 3, first_lane + lane) for lane, length in enumerate(lengths)
+                  if length > 0]
+    return -1 if not candidates else min(candidates, key=lambda item: (-item[0], -item[1], item[2]))[2]
 
 
 @pytest.mark.gpu
 def test_warp_plan_on_the_gpu_matches_the_model():
-    from numba import cuda
+    from hgpart.cuda.arrays import SIMULATED
 
     rng = np.random.default_rng(0)
-    warps = 64
+    warps = 6 if SIMULATED else 64
     lengths = rng.integers(0, 50, warps * 32)
     lengths[::97] *= 500  # heavy rows
     lengths[32:64] = 0  # an idle warp
     out = np.zeros(warps * 32 * 5, dtype=np.int64)
     sums = np.zeros(warps * 32, dtype=np.int64)
     best = np.zeros(warps * 32, dtype=np.int32)
+    best_of_eight = np.zeros(warps * 32, dtype=np.int32)
     _plan_kernel()[warps, 32](cuda.to_device(lengths), out_d := cuda.to_device(out), sums_d := cuda.to_device(sums),
-                              best_d := cuda.to_device(best))
+                              best_d := cuda.to_device(best), eight_d := cuda.to_device(best_of_eight))
     out, sums, best = out_d.copy_to_host().reshape(-1, 5), sums_d.copy_to_host(), best_d.copy_to_host()
+    best_of_eight = eight_d.copy_to_host()
     for warp in range(warps):
         plan = plan_model(lengths[warp * 32:(warp + 1) * 32], width=32)
         rows = out[warp * 32:(warp + 1) * 32]
@@ -112,3 +114,6 @@ def test_warp_plan_on_the_gpu_matches_the_model():
             assert rows[:, column].tolist() == plan[name].tolist(), (warp, name)
         assert (sums[warp * 32:(warp + 1) * 32] == lengths[warp * 32:(warp + 1) * 32].sum()).all()
         assert (best[warp * 32:(warp + 1) * 32] == _model_argmax(lengths[warp * 32:(warp + 1) * 32])).all()
+        for group in range(warp * 32, (warp + 1) * 32, 8):  # the segmented reduction: groups of 8 lanes
+            expected = _model_argmax(lengths[group:group + 8], group - warp * 32)
+            assert (best_of_eight[group:group + 8] == expected).all(), (warp, group)

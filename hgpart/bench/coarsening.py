@@ -1,9 +1,9 @@
 """``hgpart bench coarsen``: one coarsening level on the CPU path and on the GPU, side by side in one run.
 
 For each instance: seconds to compute the coarsening map (rating + proposal rounds + joining; seed 000
-Table III measures this step) and to contract it (Eq. 3-4), medians over repeats, the GPU's effective
-bandwidth (bytes of pins and incidence read by one proposal round per second of the map), and whether
-both devices produced the same map and coarse hypergraph.
+Table III measures this step) and to contract it (Eq. 3-4), medians over repeats; the GPU's effective
+bandwidth (the bytes one proposal round over all vertices must read, per second of such a round); the
+sizes of the work bins; and whether both devices produced the same map and coarse hypergraph.
 """
 
 from __future__ import annotations
@@ -39,46 +39,81 @@ def _median_seconds(function, repeat: int):
     return statistics.median(times), result
 
 
+def pin_bytes_per_round(hypergraph, config) -> int:
+    """Bytes one proposal round over all vertices must read: every incidence (4 B), the pins of every
+    rated net once per pin of it (4 B each: sum of |e|^2 over rated nets), offsets and ratings (8 B)."""
+    sizes = hypergraph.net_sizes().astype(np.int64)
+    rated = (sizes >= 2) & (sizes <= config.max_rated_net_size)
+    return int(4 * (hypergraph.num_pins + np.sum(sizes[rated] ** 2)) + 8 * (2 * hypergraph.num_vertices +
+                                                                             3 * hypergraph.num_nets))
+
+
 def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=None) -> list[dict]:
-    """Rows of measurements; ``instances`` holds (path, None) or (generator class, vertices)."""
+    """Rows of measurements; ``instances`` holds (path, None) or (generator class, vertices).
+
+    GPU times start from the level already on the device (the host-to-device copy of the input is
+    reported apart, as ``gpu upload s``) and end when the device is idle again.
+    """
     if "gpu" in devices:
-        from ..coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
-        from ..coarsening.gpu_matching import compute_clustering_gpu
         from numba import cuda
+
+        from ..coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
+        from ..coarsening.gpu_matching import DevicePlan, compute_clustering_device, device_net_ratings
+        from ..cuda.arrays import to_host, xp
     rows = []
+    warmed = False
     for name, size in instances:
+        started = time.perf_counter()
         label, hypergraph = _instance(name, size)
+        if reporter is not None:
+            reporter.log(f"{label}: {hypergraph.num_vertices:,} vertices, {hypergraph.num_pins:,} pins "
+                         f"({time.perf_counter() - started:.1f} s to make)")
         max_weight = max_cluster_weight(hypergraph, k, config)
         row = {"instance": label, "vertices": hypergraph.num_vertices, "pins": hypergraph.num_pins}
-        compute_clustering(hypergraph, max_weight, config)  # compile / warm caches before timing
+        if not warmed:  # compile the serial and the parallel CPU kernels before timing (a small instance)
+            warm_up = generate.evenly(30000, seed=1)
+            compute_clustering(warm_up, max_cluster_weight(warm_up, k, config), config)
+            contract(warm_up, *compute_clustering(warm_up, max_cluster_weight(warm_up, k, config), config))
+            warmed = True
         row["cpu map s"], (cluster, count) = _median_seconds(
             lambda: compute_clustering(hypergraph, max_weight, config), repeat)
         row["cpu contract s"], coarse = _median_seconds(lambda: contract(hypergraph, cluster, count), repeat)
         if "gpu" in devices:
-            compute_clustering_gpu(hypergraph, max_weight, config)
+            def synchronised(function):
+                def run():
+                    result = function()
+                    cuda.synchronize()
+                    return result
+                return run
 
-            def gpu_map():
-                result = compute_clustering_gpu(hypergraph, max_weight, config)
-                cuda.synchronize()
-                return result
-
-            row["gpu map s"], (gpu_cluster, gpu_count) = _median_seconds(gpu_map, repeat)
-            device_level = level_to_device(hypergraph)
-
-            def gpu_contract():
-                result = contract_device(device_level, gpu_cluster, gpu_count)
-                cuda.synchronize()
-                return result
-
-            row["gpu contract s"], gpu_coarse = _median_seconds(gpu_contract, repeat)
-            gpu_coarse = level_to_host(gpu_coarse)
+            cuda.synchronize()
+            row["gpu upload s"], level = _median_seconds(synchronised(lambda: level_to_device(hypergraph)), 1)
+            compute_clustering_device(level, max_weight, config)  # compile and load the kernels
+            row["gpu map s"], (gpu_cluster, gpu_count) = _median_seconds(
+                synchronised(lambda: compute_clustering_device(level, max_weight, config)), repeat)
+            contract_device(level, gpu_cluster, gpu_count)
+            row["gpu contract s"], gpu_coarse = _median_seconds(
+                synchronised(lambda: contract_device(level, gpu_cluster, gpu_count)), repeat)
+            ratings, _ = device_net_ratings(level, config.rating == "heavy-edge", config.max_rated_net_size)
+            plan = DevicePlan(level, ratings, max_weight, config.weight_penalty)
+            x = xp()
+            n = hypergraph.num_vertices
+            keys, partner, proposals = (x.full(n, -1, dtype=x.int64), x.full(n, -1, dtype=x.int32),
+                                        x.full(n, -1, dtype=x.int32))
+            row["gpu round s"], _ = _median_seconds(synchronised(
+                lambda: plan.propose(keys, level["vertex_weights"], partner, proposals, True)), repeat)
+            row["bins"] = [int(c) for c in plan.counts]
             row["map speedup"] = row["cpu map s"] / row["gpu map s"]
             row["contract speedup"] = row["cpu contract s"] / row["gpu contract s"]
-            bytes_read = 4 * 2 * hypergraph.num_pins + 8 * (hypergraph.num_vertices + hypergraph.num_nets)
-            row["gpu GB/s"] = bytes_read / row["gpu map s"] / 1e9
-            row["agree"] = bool(gpu_count == count and np.array_equal(gpu_cluster, cluster) and
+            row["level speedup"] = ((row["cpu map s"] + row["cpu contract s"]) /
+                                    (row["gpu map s"] + row["gpu contract s"]))
+            row["round GB/s"] = pin_bytes_per_round(hypergraph, config) / row["gpu round s"] / 1e9
+            gpu_coarse = level_to_host(gpu_coarse)
+            row["agree"] = bool(gpu_count == count and np.array_equal(to_host(gpu_cluster), cluster) and
                                 np.array_equal(gpu_coarse.pin_vertices, coarse.pin_vertices) and
+                                np.array_equal(gpu_coarse.net_offsets, coarse.net_offsets) and
                                 np.array_equal(gpu_coarse.net_weights, coarse.net_weights))
+            del level, plan, gpu_coarse
         rows.append(row)
         if reporter is not None:
             reporter.log(f"{label}: " + ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"

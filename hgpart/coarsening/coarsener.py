@@ -86,18 +86,7 @@ def _merge_key(fixed: np.ndarray | None, communities: np.ndarray | None, k: int)
     key = communities.astype(np.int64) * (k + 1)
     if fixed is not None:
         key += fixed.astype(np.int64) + 1
-    return key.astype(np.int32) if key.max(initial=0) < 2**31 else key
-
-
-def _gpu_level_steps():
-    """Clustering and contraction of one level on the GPU (both exact twins of the CPU steps)."""
-    from .gpu_contraction import contract_device, level_to_device, level_to_host
-    from .gpu_matching import compute_clustering_gpu
-
-    def contract_on_device(current, cluster, num_clusters):
-        return level_to_host(contract_device(level_to_device(current), cluster, num_clusters))
-
-    return compute_clustering_gpu, contract_on_device
+    return key
 
 
 def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = CoarseningConfig(), epsilon: float = 0.03,
@@ -108,10 +97,11 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
 
     ``fixed`` (int32[n], -1 free): vertices fixed to different blocks never merge. ``communities``
     (int[n]): vertices of different communities never merge. ``on_level(row)`` is called after each
-    level with its summary row. ``device="gpu"`` rates, matches and contracts on the GPU with the same
-    result; each level still comes back to the host (for the joining step and the hierarchy).
+    level with its summary row. ``device="gpu"`` computes every level on the GPU with the same result
+    (see :func:`_coarsen_on_device`).
     """
-    cluster_level, contract_level = (compute_clustering, contract) if device == "cpu" else _gpu_level_steps()
+    if device == "gpu":
+        return _coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_level, communities)
     hierarchy = Hierarchy()
     current, current_fixed, current_communities = hypergraph, fixed, communities
     limit = contraction_limit(k, config)
@@ -119,20 +109,73 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
     levels = config.max_levels if max_levels is None else max_levels
     while len(hierarchy.levels) < levels and current.num_vertices > limit:
         started = time.perf_counter()
-        cluster, num_clusters = cluster_level(current, max_weight, config,
-                                              _merge_key(current_fixed, current_communities, k))
+        cluster, num_clusters = compute_clustering(current, max_weight, config,
+                                                   _merge_key(current_fixed, current_communities, k))
         if num_clusters > (1.0 - config.min_shrink) * current.num_vertices:
             break
-        coarse = contract_level(current, cluster, num_clusters)
+        coarse = contract(current, cluster, num_clusters)
         coarse_fixed = _carry(current_fixed, cluster, num_clusters)
         current_communities = _carry(current_communities, cluster, num_clusters)
         level = Level(current, cluster, current_fixed, time.perf_counter() - started)
         hierarchy.levels.append(level)
-        if on_level is not None:
-            on_level({"level": len(hierarchy.levels) - 1, "vertices": current.num_vertices, "nets": current.num_nets,
-                      "pins": current.num_pins, "matched": 1.0 - num_clusters / current.num_vertices,
-                      "seconds": level.seconds})
+        _report(on_level, len(hierarchy.levels) - 1, current.num_vertices, current.num_nets, current.num_pins,
+                num_clusters, level.seconds)
         current, current_fixed = coarse, coarse_fixed
     hierarchy.coarsest = current
     hierarchy.coarsest_fixed = current_fixed
+    return hierarchy
+
+
+def _report(on_level, index, vertices, nets, pins, num_clusters, seconds):
+    if on_level is not None:
+        on_level({"level": index, "vertices": vertices, "nets": nets, "pins": pins,
+                  "matched": 1.0 - num_clusters / max(1, vertices), "seconds": seconds})
+
+
+def _coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_level, communities) -> Hierarchy:
+    """``coarsen`` with every level computed on the GPU: the input goes to the device once, each level's
+    map and contraction stay there (:func:`.gpu_matching.compute_clustering_device`,
+    :func:`.gpu_contraction.contract_device`), and the hierarchy comes back to the host at the end."""
+    from numba import cuda
+
+    from ..cuda.arrays import to_device, to_host, xp
+    from ..cuda.primitives import scatter, scatter_max_kernel
+    from .gpu_contraction import contract_device, level_to_device, level_to_host
+    from .gpu_matching import compute_clustering_device
+
+    def carry_on_device(values, cluster, num_clusters):  # _carry on the device
+        if values is None:
+            return None
+        return scatter(scatter_max_kernel, cluster, values, xp().full(num_clusters, -1, dtype=values.dtype))
+
+    limit = contraction_limit(k, config)
+    max_weight = max_cluster_weight(hypergraph, k, config, epsilon)
+    levels = config.max_levels if max_levels is None else max_levels
+    current = level_to_device(hypergraph)
+    current_fixed = None if fixed is None else to_device(np.asarray(fixed))
+    current_communities = None if communities is None else to_device(np.asarray(communities))
+    device_levels = []
+    while len(device_levels) < levels and current["vertex_offsets"].shape[0] - 1 > limit:
+        started = time.perf_counter()
+        n = current["vertex_offsets"].shape[0] - 1
+        merge_key = _merge_key(current_fixed, current_communities, k)
+        cluster, num_clusters = compute_clustering_device(current, max_weight, config, merge_key)
+        if num_clusters > (1.0 - config.min_shrink) * n:
+            break
+        coarse = contract_device(current, cluster, num_clusters)
+        coarse_fixed = carry_on_device(current_fixed, cluster, num_clusters)
+        current_communities = carry_on_device(current_communities, cluster, num_clusters)
+        cuda.synchronize()
+        seconds = time.perf_counter() - started
+        device_levels.append((current, cluster, current_fixed, seconds))
+        _report(on_level, len(device_levels) - 1, n, current["net_offsets"].shape[0] - 1,
+                current["pin_vertices"].shape[0], num_clusters, seconds)
+        current, current_fixed = coarse, coarse_fixed
+    hierarchy = Hierarchy()
+    for index, (level, cluster, level_fixed, seconds) in enumerate(device_levels):
+        host = hypergraph if index == 0 else level_to_host(level)
+        hierarchy.levels.append(Level(host, to_host(cluster), None if level_fixed is None else to_host(level_fixed),
+                                      seconds))
+    hierarchy.coarsest = hypergraph if not device_levels else level_to_host(current)
+    hierarchy.coarsest_fixed = None if current_fixed is None else to_host(current_fixed)
     return hierarchy

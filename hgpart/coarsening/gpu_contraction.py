@@ -10,13 +10,17 @@ coarse graphs (pi, pi^-1, rho): the result equals the CPU's array for array.
 4. vertex weights add up (kernel ``scatter_add_kernel``); the incident-net lists come from a second sort
    of (vertex << 32 | net) keys.
 
-CuPy is an optional dependency (``pip install 'hgpart[gpu]'``); the arrays stay on the device.
+CuPy is an optional dependency (``pip install 'hgpart[gpu]'``); the arrays stay on the device. Under the
+CUDA simulator the same steps run on numpy arrays (:mod:`hgpart.cuda.arrays`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 from numba import cuda, uint64
+
+from ..cuda.arrays import grid, to_device, to_host, xp
+from ..cuda.primitives import scatter, scatter_add_kernel
 
 FNV_OFFSET = np.uint64(14695981039346656037)
 FNV_PRIME = np.uint64(1099511628211)
@@ -26,8 +30,7 @@ LOW32 = np.int64(0xFFFFFFFF)
 @cuda.jit
 def net_hash_kernel(offsets, pins, hashes):
     """hashes[e] = FNV-1a over the pins of e, xor its size: the CPU's ``_net_hashes``, one thread per net."""
-    e = cuda.grid(1)
-    if e < hashes.shape[0]:
+    for e in range(cuda.grid(1), hashes.shape[0], cuda.gridsize(1)):
         h = uint64(14695981039346656037)
         for p in range(offsets[e], offsets[e + 1]):
             h = (h ^ uint64(pins[p])) * uint64(1099511628211)
@@ -49,8 +52,7 @@ def _same_pins(offsets, pins, e, f):
 def merge_kernel(order, run_start, offsets, pins, weights, representative, merged_weights):
     """For the net at sorted position i: the first net of its hash run with the same pins represents it
     and receives its weight (atomic add); a net with no earlier twin represents itself."""
-    i = cuda.grid(1)
-    if i < order.shape[0]:
+    for i in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
         e = order[i]
         rep = e
         for j in range(run_start[i], i):
@@ -63,87 +65,70 @@ def merge_kernel(order, run_start, offsets, pins, weights, representative, merge
             cuda.atomic.add(merged_weights, rep, weights[e])
 
 
-@cuda.jit
-def scatter_add_kernel(targets, values, out):
-    """out[targets[i]] += values[i] (int64)."""
-    i = cuda.grid(1)
-    if i < targets.shape[0]:
-        cuda.atomic.add(out, targets[i], values[i])
-
-
-def _grid(count: int, threads: int = 256):
-    return max(1, (count + threads - 1) // threads), threads
-
-
 def contract_device(level: dict, cluster, num_clusters: int) -> dict:
     """The coarse level of ``cluster`` (device int32[n] -> [0, num_clusters)) as a dict of CuPy arrays:
     net_offsets int64, pin_vertices int32, vertex_offsets int64, incident_nets int32, vertex_weights int64,
     net_weights int64. ``level`` holds the same keys for the finer level (CuPy or numba device arrays)."""
-    import cupy
-
-    net_offsets = cupy.asarray(level["net_offsets"])
-    pin_vertices = cupy.asarray(level["pin_vertices"])
-    cluster = cupy.asarray(cluster)
+    x = xp()
+    net_offsets = x.asarray(level["net_offsets"])
+    pin_vertices = x.asarray(level["pin_vertices"])
+    cluster = x.asarray(cluster)
     num_nets = net_offsets.shape[0] - 1
     num_pins = pin_vertices.shape[0]
-    net_of_pin = cupy.searchsorted(net_offsets, cupy.arange(num_pins, dtype=cupy.int64), side="right") - 1
-    keys = cupy.sort((net_of_pin << 32) | cluster[pin_vertices].astype(cupy.int64))
-    distinct = cupy.ones(keys.shape[0], dtype=cupy.bool_)
+    net_of_pin = x.searchsorted(net_offsets, x.arange(num_pins, dtype=x.int64), side="right") - 1
+    keys = x.sort((net_of_pin << 32) | cluster[pin_vertices].astype(x.int64))
+    distinct = x.ones(keys.shape[0], dtype=x.bool_)
     distinct[1:] = keys[1:] != keys[:-1]
     keys = keys[distinct]
     nets = keys >> 32
-    sizes = cupy.bincount(nets, minlength=num_nets)
+    sizes = x.bincount(nets, minlength=num_nets)
     rated = sizes >= 2
     keys = keys[rated[nets]]
-    kept = cupy.flatnonzero(rated)
+    kept = x.flatnonzero(rated)
     new_sizes = sizes[kept]
-    offsets = cupy.zeros(kept.shape[0] + 1, dtype=cupy.int64)
-    cupy.cumsum(new_sizes, out=offsets[1:])
-    pins = (keys & LOW32).astype(cupy.int32)
-    weights = cupy.asarray(level["net_weights"])[kept]
-    hashes = cupy.empty(kept.shape[0], dtype=cupy.uint64)
+    offsets = x.zeros(kept.shape[0] + 1, dtype=x.int64)
+    x.cumsum(new_sizes, out=offsets[1:])
+    pins = (keys & LOW32).astype(x.int32)
+    weights = x.asarray(level["net_weights"])[kept]
+    hashes = x.empty(kept.shape[0], dtype=x.uint64)
     if kept.shape[0]:
-        net_hash_kernel[_grid(kept.shape[0])](offsets, pins, hashes)
-    order = cupy.argsort(hashes, kind="stable")
+        net_hash_kernel[grid(kept.shape[0])](offsets, pins, hashes)
+    order = x.argsort(hashes, kind="stable")
     sorted_hashes = hashes[order]
-    starts = cupy.ones(order.shape[0], dtype=cupy.bool_)
+    starts = x.ones(order.shape[0], dtype=x.bool_)
     starts[1:] = sorted_hashes[1:] != sorted_hashes[:-1]
-    run_start = cupy.flatnonzero(starts)[cupy.cumsum(starts) - 1]
-    representative = cupy.empty(kept.shape[0], dtype=cupy.int64)
+    run_start = x.flatnonzero(starts)[x.cumsum(starts) - 1]
+    representative = x.empty(kept.shape[0], dtype=x.int64)
     merged = weights.copy()
     if kept.shape[0]:
-        merge_kernel[_grid(kept.shape[0])](order, run_start, offsets, pins, weights, representative, merged)
-    unique = representative == cupy.arange(kept.shape[0])
+        merge_kernel[grid(kept.shape[0])](order, run_start, offsets, pins, weights, representative, merged)
+    unique = representative == x.arange(kept.shape[0])
     if not bool(unique.all()):
         unique_sizes = new_sizes[unique]
         pins = pins[unique[_net_of(offsets, pins)]]
-        offsets = cupy.zeros(unique_sizes.shape[0] + 1, dtype=cupy.int64)
-        cupy.cumsum(unique_sizes, out=offsets[1:])
+        offsets = x.zeros(unique_sizes.shape[0] + 1, dtype=x.int64)
+        x.cumsum(unique_sizes, out=offsets[1:])
         weights = merged[unique]
-    vertex_weights = cupy.zeros(num_clusters, dtype=cupy.int64)
-    fine_weights = cupy.asarray(level["vertex_weights"])
-    if fine_weights.shape[0]:
-        scatter_add_kernel[_grid(fine_weights.shape[0])](cluster, fine_weights, vertex_weights)
+    vertex_weights = x.zeros(num_clusters, dtype=x.int64)
+    fine_weights = x.asarray(level["vertex_weights"])
+    scatter(scatter_add_kernel, cluster, fine_weights, vertex_weights)
     net_ids = _net_of(offsets, pins)
-    incidence = cupy.sort((pins.astype(cupy.int64) << 32) | net_ids)
-    vertex_offsets = cupy.searchsorted(incidence >> 32, cupy.arange(num_clusters + 1, dtype=cupy.int64),
-                                       side="left").astype(cupy.int64)
+    incidence = x.sort((pins.astype(x.int64) << 32) | net_ids)
+    vertex_offsets = x.searchsorted(incidence >> 32, x.arange(num_clusters + 1, dtype=x.int64),
+                                       side="left").astype(x.int64)
     return {"net_offsets": offsets, "pin_vertices": pins, "vertex_offsets": vertex_offsets,
-            "incident_nets": (incidence & LOW32).astype(cupy.int32), "vertex_weights": vertex_weights,
+            "incident_nets": (incidence & LOW32).astype(x.int32), "vertex_weights": vertex_weights,
             "net_weights": weights}
 
 
 def _net_of(offsets, pins):
-    import cupy
-
-    return cupy.searchsorted(offsets, cupy.arange(pins.shape[0], dtype=cupy.int64), side="right") - 1
+    x = xp()
+    return x.searchsorted(offsets, x.arange(pins.shape[0], dtype=x.int64), side="right") - 1
 
 
 def level_to_device(hypergraph) -> dict:
-    """A host Hypergraph as a dict of CuPy arrays (one copy)."""
-    import cupy
-
-    return {name: cupy.asarray(getattr(hypergraph, name)) for name in
+    """A host Hypergraph as a dict of device arrays (one copy)."""
+    return {name: to_device(getattr(hypergraph, name)) for name in
             ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights", "net_weights")}
 
 
@@ -151,5 +136,5 @@ def level_to_host(level: dict):
     """A device level back as a :class:`~hgpart.hypergraph.Hypergraph`."""
     from ..hypergraph import Hypergraph
 
-    return Hypergraph(*(level[name].get() for name in ("net_offsets", "pin_vertices", "vertex_offsets",
+    return Hypergraph(*(to_host(level[name]) for name in ("net_offsets", "pin_vertices", "vertex_offsets",
                                                        "incident_nets", "vertex_weights", "net_weights")))

@@ -1,59 +1,90 @@
-"""GPU twin of :mod:`.matching`: proposal rounds on the device (seed 000 Figs. 5, 8, 9).
+"""GPU twin of :mod:`.matching`: the whole coarsening map computed on the device (seed 000 Figs. 5, 8, 9).
 
-Kernel ``propose_kernel`` (MONDRIAAN-PARALLEL with the LAMBDA1 helper, Fig. 5 and 8): one warp per
-active vertex v. The incident nets of v are taken 32 at a time, one per lane, and the Fig. 5 planner
-(:func:`hgpart.cuda.warp.warp_plan`) gives every lane an equal share of their pins. Each pin u != v adds
-the net's fixed-point rating to S(u) in a per-warp open-addressing hash table in shared memory
-(atomic CAS to claim a slot, atomic add for the score). The warp then scans the table, scores each
-candidate exactly as the CPU does (:func:`.matching.candidate_score`), and reduces to the best (higher
-score, ties to the smaller id) with :func:`hgpart.cuda.warp.warp_argmax`. Each vertex uses only the
-first 2^ceil(log2(2 b)) slots of the table (at least 64), b bounding its distinct neighbours, so a
-light vertex scans a small table. Vertices are binned by b before the launch: those with b above half
-the shared table go to ``heavy_propose_kernel`` instead, a whole block per vertex, its warps sharing
-the incident nets, with a table of its own in global memory sized the same way.
+Rating (MONDRIAAN-PARALLEL with the LAMBDA1 helper, Figs. 5 and 8). A vertex v adds the fixed-point
+rating of each incident net to S(u) for every other pin u, in an open-addressing hash table (atomic CAS
+claims a slot, atomic add accumulates; 2^ceil(log2(2 b)) slots for a vertex with at most b distinct
+neighbours, so the table never fills). Scores are exact integers, so the order of the atomics does not
+matter and the GPU's candidates equal the CPU's (:func:`.matching.candidate_score`, ties broken by
+:func:`.similarity.pair_priority`, then the smaller id). The work w of a vertex is the pins of its rated
+nets; its bound b = min(w, rated vertices - 1) caps its distinct neighbours. Vertices are binned by both
+(logarithmic binning, chosen at run time from the level's degree distribution):
 
-Kernel ``mutual_kernel`` (Fig. 9 lines 10-15): mutual proposals are matched.
+* ``pooled_propose_kernel``, b <= 256: several vertices per warp (16 >> k vertices with b <= 16 << k, for
+  bins k = 0..4; seed 000 Sec. VIII's proposed fix for evenly connected inputs). Every lane of the warp
+  takes one incident net of one of its vertices, and the Fig. 5 planner (:func:`hgpart.cuda.warp.warp_plan`)
+  splits all their pins evenly over the 32 lanes; each pin goes to its own vertex's table in shared memory.
+  The lanes of each vertex then reduce its table to the best candidate (segmented ``warp_argmax``).
+* ``wide_propose_kernel``, 256 < b <= 1024: a warp per vertex, its incident nets 32 at a time, a larger
+  shared table.
+* ``split_rate_kernel``, w > 8192 and b <= 1024 (the paper's synthetic matrix: 1,000 columns of 100,000
+  nonzeros): a vertex is split into items of 1,024 incident nets, a block each, that aggregate in shared
+  memory and then add to the vertex's table in global memory.
+* ``heavy_rate_kernel``, b > 1024 (hubs): a vertex is split into items of 32 incident nets, a warp each,
+  from any block, adding straight into its global table.
+
+``heavy_best_kernel`` then reduces each global table, a block per vertex, reading only the slots listed
+as used.
+
+Matching (COMPUTE-MATCHING-PARALLEL, Fig. 9): all unmatched vertices propose at once; ``mutual_kernel``
+matches mutual proposals; rounds repeat for the vertices still unmatched. Joining (the CPU's
+:func:`.matching.finish_clustering`, step for step): one more proposal round over clusters, pointer
+doubling to each joiner's final cluster, a radix sort and scan to admit joiners in vertex order under the
+weight limit, and a scan to number the clusters. Nothing leaves the device but a handful of counters.
 """
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 from numba import cuda, float64, int32, int64
 
-from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_plan
+from ..cuda.arrays import SIMULATED, SM_COUNT, SIMULATED_BLOCKS, grid, kernel_view, scalar, to_device, to_host, xp
+from ..cuda.primitives import (pointer_double_kernel, scatter, scatter_add_kernel, scatter_max_kernel,
+                               scatter_min_kernel)
+from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_plan
+from .matching import JOIN_ROUNDS, candidate_score
+from .similarity import better_candidate, pair_priority
 
-HEAVY_BLOCK = 256                      # threads per block of the heavy-vertex kernel
+POOL_BINS = 5                  # bin k: 16 >> k vertices per warp, 32 << k slots each, for b <= 16 << k
+POOL_TABLE = 512               # shared table slots per warp of the pooled kernel
+POOL_WARPS = 1 if SIMULATED else 4  # warps per block of the pooled kernel (the simulator runs a thread per thread)
+POOL_BLOCK_TABLE = POOL_WARPS * POOL_TABLE  # shared-memory shapes must be plain module constants
+POOL_BLOCK_ROWS = POOL_WARPS * 32
+WIDE_TABLE = 2048              # shared table slots of the wide kernel (one warp per block), b <= 1024
+HEAVY_BLOCK = 32 if SIMULATED else 256  # threads per block of the heavy kernels
 HEAVY_WARPS = HEAVY_BLOCK // WARP_SIZE
-HEAVY_ROWS = HEAVY_BLOCK
-HEAVY_TABLE_BUDGET = 1 << 27          # table slots per launch (12 bytes each)
-from .matching import candidate_score
-
-TABLE_BITS = 11
-TABLE_SIZE = 1 << TABLE_BITS          # slots per warp (2048 x 12 bytes = 24 KiB)
-WARPS_PER_BLOCK = 2
-BLOCK_TABLE = TABLE_SIZE * WARPS_PER_BLOCK  # shared-memory shapes must be compile-time constants
-BLOCK_ROWS = WARP_SIZE * WARPS_PER_BLOCK
+HEAVY_TABLE_BUDGET = 1 << 27   # global table slots for the heavy vertices of one batch (12 bytes each)
 MIN_TABLE = 64
+SPLIT_TABLE = 2048             # shared table slots of the split kernel (a block per work item)
+SPLIT_NETS = 4 * HEAVY_BLOCK   # incident nets per work item of the split kernel
+POOL_LIMITS = (16, 32, 64, 128, 256)  # largest bound of pooled bins 0..4
+KERNEL_LIMITS = (256, 1024, 8192)  # largest bound of the pooled and of the wide kernel; largest work outside
+                                   # the split kernels (tests lower them to fill every bin on tiny inputs)
+WIDE_BIN, SPLIT_BIN, GLOBAL_BIN = POOL_BINS, POOL_BINS + 1, POOL_BINS + 2
+LOW32 = 0xFFFFFFFF
 
 candidate_score_gpu = cuda.jit(device=True, inline=True)(candidate_score)
+pair_priority_gpu = cuda.jit(device=True, inline=True)(pair_priority)
+better_candidate_gpu = cuda.jit(device=True, inline=True)(better_candidate)
 
 
 @cuda.jit(device=True, inline=True)
-def _slot(u):
-    return (u * 2654435761) & (TABLE_SIZE - 1)
-
-
-@cuda.jit(device=True, inline=True)
-def _table_add(keys, values, base, mask, u, amount):
+def _table_add(keys, values, base, mask, u, amount, used, fill, list_index):
     """Add ``amount`` to the score of u in the open-addressing table keys/values[base:base + mask + 1]
-    (shared or global memory); False when every slot holds another vertex."""
-    slot = (u * 2654435761) & mask
+    (shared or global memory); False when every slot holds another vertex. With ``list_index`` >= 0, a
+    newly claimed slot is also listed in used[base + fill[list_index]++], so that the table can be read
+    and emptied in time proportional to its entries (the large global tables of heavy vertices)."""
+    slot = (int64(u) * 2654435761) & mask
     for _ in range(mask + 1):
         key = keys[base + slot]
         if key == -1:
             key = cuda.atomic.cas(keys, base + slot, -1, u)
             if key == -1:
                 key = u
+                if list_index >= 0:
+                    used[base + cuda.atomic.add(fill, list_index, 1)] = slot
         if key == u:
             cuda.atomic.add(values, base + slot, amount)
             return True
@@ -62,58 +93,63 @@ def _table_add(keys, values, base, mask, u, amount):
 
 
 @cuda.jit(device=True, inline=True)
-def _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net, row_start,
-                keys, values, base, mask):
-    """MONDRIAAN-PARALLEL for one chunk of v's incident nets (Fig. 5): lane l takes net chunk + l, the
-    planner gives every lane an equal share of their pins, and each pin u != v adds the net's rating to
-    S(u) (LAMBDA1, Fig. 8). Called by every lane of the warp. Returns False if the table filled up."""
-    q = chunk + lane
+def _rate_rows(net, owner, table, lane, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
+               ratings, keys, values, mask, used, fill, list_index):
+    """MONDRIAAN-PARALLEL for one row per lane (Fig. 5): this lane's row is ``net`` (-1 for none) of vertex
+    ``owner``, whose table starts at ``table``. The planner gives every lane an equal share of all rows'
+    pins; each pin u != owner adds the net's rating to S(u) in the owner's table (LAMBDA1, Fig. 8).
+    Called by every lane of the warp; tables have mask + 1 slots and are sized never to fill up
+    (``used``, ``fill``, ``list_index``: see ``_table_add``)."""
     length = int64(0)
-    net = int32(-1)
-    if q < end:
-        net = incident_nets[q]
-        if ratings[net] > 0:
-            length = net_offsets[net + 1] - net_offsets[net]
+    start = int64(0)
+    if net >= 0:
+        start = net_offsets[net]
+        length = net_offsets[net + 1] - start
     row_net[rows + lane] = net
-    row_start[rows + lane] = net_offsets[net] if net >= 0 else 0
+    row_start[rows + lane] = start
+    row_owner[rows + lane] = owner
+    row_table[rows + lane] = table
     cuda.syncwarp(FULL_MASK)
     start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
-    fits = True
     row = start_row
     col = start_col
     while row < end_row or (row == end_row and col < end_col):
         net = row_net[rows + row]
-        size = net_offsets[net + 1] - net_offsets[net] if net >= 0 else 0
-        if net < 0 or ratings[net] == 0 or col >= size:
+        if net < 0 or col >= net_offsets[net + 1] - net_offsets[net]:
             row += 1
             col = 0
             continue
         u = pin_vertices[row_start[rows + row] + col]
-        if u != v and not _table_add(keys, values, base, mask, u, ratings[net]):
-            fits = False
+        if u != row_owner[rows + row]:
+            _table_add(keys, values, row_table[rows + row], mask, u, ratings[net], used, fill, list_index)
         col += 1
     cuda.syncwarp(FULL_MASK)
-    return fits
 
 
 @cuda.jit(device=True, inline=True)
 def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, merge_key, partner, cluster_weight,
-                   max_weight, weight_penalty, only_unmatched):
-    """This thread's best candidate among slots first, first + stride, ... < count of the table (the CPU's
-    scores and tie order); the slots it reads are emptied for the next vertex. Returns (score, id or -1)."""
+                   max_weight, weight_penalty, only_unmatched, used, listed):
+    """This thread's best candidate among slots first, first + stride, ... < count of the table (or, when
+    ``listed``, among the slots used[base + first], used[base + first + stride], ...), with the CPU's scores
+    and tie order; the slots it reads are emptied for the next vertex. Returns (score, priority, id or -1)."""
     best = int32(-1)
     best_score = float64(0.0)
-    for slot in range(first, count, stride):
+    best_priority = int64(0)
+    for position in range(first, count, stride):
+        slot = used[base + position] if listed else position
         u = keys[base + slot]
         if u >= 0:
             score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
                                         cluster_weight, max_weight, weight_penalty, only_unmatched)
-            if score > 0.0 and (best < 0 or score > best_score or (score == best_score and u < best)):
-                best = u
-                best_score = score
+            if score > 0.0:
+                priority = pair_priority_gpu(v, u)
+                if better_candidate_gpu(score, priority, u, best_score, best_priority, best):
+                    best = u
+                    best_score = score
+                    best_priority = priority
             keys[base + slot] = -1
             values[base + slot] = 0
-    return best_score, best
+    return best_score, best_priority, best
 
 
 @cuda.jit(device=True, inline=True)
@@ -125,196 +161,558 @@ def _table_slots(bound):
     return size
 
 
-@cuda.jit
-def propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, merge_key,
-                   partner, cluster_weight, max_weight, weight_penalty, only_unmatched, neighbour_bound,
-                   active_vertices, proposals):
-    """proposals[v] for each v in ``active_vertices`` (int32[a], each with neighbour_bound[v] <= TABLE_SIZE / 2):
-    the best candidate, -1 if none.
+@cuda.jit(device=True, inline=True)
+def _keeps_proposal(v, partner, proposals, rerate_only):
+    """In a later matching round (``rerate_only``) an unmatched vertex keeps its proposal unless its target
+    got matched: scores do not change between rounds and candidates only drop out, so the best remaining
+    one is the same, and a vertex with none still has none. The CPU skips the same vertices."""
+    if not rerate_only:
+        return False
+    target = proposals[v]
+    return target < 0 or partner[target] < 0
 
-    net_offsets int64[m+1], pin_vertices int32[p], vertex_offsets int64[n+1], incident_nets int32[p],
-    ratings int64[m] (fixed point, 0 = skipped net), vertex_weights int64[n], merge_key int64[n] (-1 none),
-    partner int32[n] (-1 unmatched), cluster_weight int64[n], proposals int32[n].
+
+@cuda.jit
+def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                          merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
+                          bin_vertices, bin_starts, group_starts, proposals):
+    """proposals[v] for the vertices of bins 0..4, several per warp (seed 000 Sec. VIII).
+
+    bin_vertices int32: vertices ordered by bin; bin k holds bin_vertices[bin_starts[k]:bin_starts[k + 1]],
+    in groups of 16 >> k (one group per warp, 2 << k lanes and 32 << k table slots per vertex), numbered
+    group_starts[k] .. group_starts[k + 1] - 1. A matched vertex (partner >= 0) gets -1. Other arrays as
+    in :func:`propose_on_device`.
     """
-    keys = cuda.shared.array(BLOCK_TABLE, int32)
-    values = cuda.shared.array(BLOCK_TABLE, int64)
-    row_net = cuda.shared.array(BLOCK_ROWS, int32)
-    row_start = cuda.shared.array(BLOCK_ROWS, int64)
+    keys = cuda.shared.array(POOL_BLOCK_TABLE, int32)
+    values = cuda.shared.array(POOL_BLOCK_TABLE, int64)
+    row_net = cuda.shared.array(POOL_BLOCK_ROWS, int32)
+    row_start = cuda.shared.array(POOL_BLOCK_ROWS, int64)
+    row_owner = cuda.shared.array(POOL_BLOCK_ROWS, int32)
+    row_table = cuda.shared.array(POOL_BLOCK_ROWS, int64)
     lane = cuda.threadIdx.x % WARP_SIZE
     warp_in_block = cuda.threadIdx.x // WARP_SIZE
-    base = warp_in_block * TABLE_SIZE
+    base = warp_in_block * POOL_TABLE
     rows = warp_in_block * WARP_SIZE
-    for slot in range(lane, TABLE_SIZE, WARP_SIZE):
+    for slot in range(lane, POOL_TABLE, WARP_SIZE):
         keys[base + slot] = -1
         values[base + slot] = 0
     cuda.syncwarp(FULL_MASK)
-    warps = cuda.gridDim.x * WARPS_PER_BLOCK
-    for index in range(cuda.blockIdx.x * WARPS_PER_BLOCK + warp_in_block, active_vertices.shape[0], warps):
-        v = active_vertices[index]
-        begin = vertex_offsets[v]
-        end = vertex_offsets[v + 1]
+    for group in range(cuda.blockIdx.x * POOL_WARPS + warp_in_block, group_starts[POOL_BINS],
+                       cuda.gridDim.x * POOL_WARPS):
+        bin_index = 0
+        while group >= group_starts[bin_index + 1]:
+            bin_index += 1
+        per_warp = 16 >> bin_index
+        width = WARP_SIZE // per_warp          # lanes per vertex
+        slots = 32 << bin_index
+        member = lane // width
+        sub = lane % width
+        index = bin_starts[bin_index] + (group - group_starts[bin_index]) * per_warp + member
+        v = int32(-1)
+        if index < bin_starts[bin_index + 1]:
+            v = bin_vertices[index]
+            if partner[v] >= 0:
+                if sub == 0:
+                    proposals[v] = -1
+                v = int32(-1)
+            elif _keeps_proposal(v, partner, proposals, rerate_only):
+                v = int32(-1)
+        table = base + member * slots
+        begin = int64(0)
+        end = int64(0)
+        if v >= 0:
+            begin = vertex_offsets[v]
+            end = vertex_offsets[v + 1]
+        steps = warp_max((end - begin + width - 1) // width)
+        for step in range(steps):
+            q = begin + step * width + sub
+            net = int32(-1)
+            if q < end:
+                net = incident_nets[q]
+                if ratings[net] == 0:
+                    net = int32(-1)
+            _rate_rows(net, v, table, lane, rows, row_net, row_start, row_owner, row_table, net_offsets,
+                       pin_vertices, ratings, keys, values, slots - 1, row_table, row_table, -1)
+        best_score, best_priority, best = _best_in_table(v, keys, values, table, sub, width, slots, vertex_weights,
+                                                         merge_key, partner, cluster_weight, max_weight,
+                                                         weight_penalty, only_unmatched, row_table, False)
+        best_score, best_priority, best = warp_argmax(best_score, best_priority, best, width)
+        if sub == 0 and v >= 0:
+            proposals[v] = best
+        cuda.syncwarp(FULL_MASK)
+
+
+@cuda.jit
+def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                        merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
+                        wide_vertices, neighbour_bound, proposals):
+    """proposals[v] for v in ``wide_vertices`` (bin 5, b <= 1024): a warp (and block) per vertex, its
+    incident nets 32 at a time through the Fig. 5 planner, 2^ceil(log2(2 b)) slots of a shared table."""
+    keys = cuda.shared.array(WIDE_TABLE, int32)
+    values = cuda.shared.array(WIDE_TABLE, int64)
+    row_net = cuda.shared.array(WARP_SIZE, int32)
+    row_start = cuda.shared.array(WARP_SIZE, int64)
+    row_owner = cuda.shared.array(WARP_SIZE, int32)
+    row_table = cuda.shared.array(WARP_SIZE, int64)
+    lane = cuda.threadIdx.x
+    for slot in range(lane, WIDE_TABLE, WARP_SIZE):
+        keys[slot] = -1
+        values[slot] = 0
+    cuda.syncwarp(FULL_MASK)
+    for index in range(cuda.blockIdx.x, wide_vertices.shape[0], cuda.gridDim.x):
+        v = wide_vertices[index]
+        if partner[v] >= 0:
+            if lane == 0:
+                proposals[v] = -1
+            continue
+        if _keeps_proposal(v, partner, proposals, rerate_only):
+            continue
         slots = _table_slots(neighbour_bound[v])
-        for chunk in range(begin, end, WARP_SIZE):  # the same trip count on every lane
-            _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net,
-                        row_start, keys, values, base, slots - 1)  # 2 b slots: never fills up
-        best_score, best = _best_in_table(v, keys, values, base, lane, WARP_SIZE, slots, vertex_weights, merge_key,
-                                          partner, cluster_weight, max_weight, weight_penalty, only_unmatched)
-        best_score, best = warp_argmax(best_score, best)
+        end = vertex_offsets[v + 1]
+        for chunk in range(vertex_offsets[v], end, WARP_SIZE):
+            q = chunk + lane
+            net = int32(-1)
+            if q < end:
+                net = incident_nets[q]
+                if ratings[net] == 0:
+                    net = int32(-1)
+            _rate_rows(net, v, 0, lane, 0, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
+                       ratings, keys, values, slots - 1, row_table, row_table, -1)
+        best_score, best_priority, best = _best_in_table(v, keys, values, 0, lane, WARP_SIZE, slots, vertex_weights,
+                                                         merge_key, partner, cluster_weight, max_weight,
+                                                         weight_penalty, only_unmatched, row_table, False)
+        best_score, best_priority, best = warp_argmax(best_score, best_priority, best)
         if lane == 0:
             proposals[v] = best
         cuda.syncwarp(FULL_MASK)
 
 
 @cuda.jit
-def heavy_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
-                         merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, heavy_vertices,
-                         table_offsets, table_keys, table_values, proposals):
-    """proposals[v] for each v in ``heavy_vertices``: one block per vertex, its table in global memory at
-    table_offsets[i]..table_offsets[i+1] (a power of two, at least twice v's possible neighbours; keys -1,
-    values 0 on entry and again on exit). The steps and the tie order are those of ``propose_kernel``."""
-    row_net = cuda.shared.array(HEAVY_ROWS, int32)
-    row_start = cuda.shared.array(HEAVY_ROWS, int64)
-    warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
-    warp_best = cuda.shared.array(HEAVY_WARPS, int32)
+def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, partner, proposals,
+                      rerate_only, heavy_vertices, item_vertex, item_first, table_offsets, table_keys, table_values,
+                      table_used, table_fill):
+    """The rating of vertices with much work but few possible neighbours (b > 8192, bound <= 1024: the
+    paper's synthetic columns), split into work items of SPLIT_NETS incident nets, a block each: the block's
+    warps rate their nets 32 at a time (Fig. 5) into a table in shared memory, then the block adds the
+    table's entries to the vertex's global table (one global atomic per distinct neighbour and item, not
+    per pin). Tables as in ``heavy_rate_kernel``; the global table of heavy_vertices[j] has at most
+    SPLIT_TABLE slots."""
+    keys = cuda.shared.array(SPLIT_TABLE, int32)
+    values = cuda.shared.array(SPLIT_TABLE, int64)
+    row_net = cuda.shared.array(HEAVY_BLOCK, int32)
+    row_start = cuda.shared.array(HEAVY_BLOCK, int64)
+    row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
+    row_table = cuda.shared.array(HEAVY_BLOCK, int64)
     lane = cuda.threadIdx.x % WARP_SIZE
     warp = cuda.threadIdx.x // WARP_SIZE
     rows = warp * WARP_SIZE
+    for slot in range(cuda.threadIdx.x, SPLIT_TABLE, HEAVY_BLOCK):
+        keys[slot] = -1
+        values[slot] = 0
+    cuda.syncthreads()
+    for item in range(cuda.blockIdx.x, item_vertex.shape[0], cuda.gridDim.x):
+        j = item_vertex[item]
+        v = heavy_vertices[j]
+        if partner[v] >= 0 or _keeps_proposal(v, partner, proposals, rerate_only):
+            continue  # the same for the whole block
+        base = table_offsets[j]
+        slots = table_offsets[j + 1] - base
+        end = min(item_first[item] + SPLIT_NETS, vertex_offsets[v + 1])
+        for chunk in range(item_first[item] + warp * WARP_SIZE, end, HEAVY_BLOCK):  # uniform within a warp
+            q = chunk + lane
+            net = int32(-1)
+            if q < end:
+                net = incident_nets[q]
+                if ratings[net] == 0:
+                    net = int32(-1)
+            _rate_rows(net, v, 0, lane, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
+                       ratings, keys, values, slots - 1, row_table, row_table, -1)
+        cuda.syncthreads()
+        for slot in range(cuda.threadIdx.x, slots, HEAVY_BLOCK):
+            u = keys[slot]
+            if u >= 0:
+                _table_add(table_keys, table_values, base, slots - 1, u, values[slot], table_used, table_fill, j)
+                keys[slot] = -1
+                values[slot] = 0
+        cuda.syncthreads()
+
+
+@cuda.jit
+def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, partner, proposals,
+                      rerate_only, heavy_vertices, item_vertex, item_first, table_offsets, table_keys, table_values,
+                      table_used, table_fill):
+    """The rating of heavy vertices (b > 1024), split into work items of 32 incident nets, a warp each,
+    from any block: item i rates nets item_first[i] .. +31 of heavy_vertices[item_vertex[i]] into that
+    vertex's table table_offsets[j] .. table_offsets[j + 1] in global memory (keys -1, values 0 when empty;
+    the claimed slots listed in table_used from the same offset, table_fill[j] of them). Vertices that
+    keep their proposal (see ``_keeps_proposal``) are skipped."""
+    row_net = cuda.shared.array(HEAVY_BLOCK, int32)
+    row_start = cuda.shared.array(HEAVY_BLOCK, int64)
+    row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
+    row_table = cuda.shared.array(HEAVY_BLOCK, int64)
+    lane = cuda.threadIdx.x % WARP_SIZE
+    warp = cuda.threadIdx.x // WARP_SIZE
+    rows = warp * WARP_SIZE
+    for item in range(cuda.blockIdx.x * HEAVY_WARPS + warp, item_vertex.shape[0], cuda.gridDim.x * HEAVY_WARPS):
+        j = item_vertex[item]
+        v = heavy_vertices[j]
+        if partner[v] >= 0 or _keeps_proposal(v, partner, proposals, rerate_only):
+            continue
+        q = item_first[item] + lane
+        net = int32(-1)
+        if q < vertex_offsets[v + 1]:
+            net = incident_nets[q]
+            if ratings[net] == 0:
+                net = int32(-1)
+        _rate_rows(net, v, table_offsets[j], lane, rows, row_net, row_start, row_owner, row_table, net_offsets,
+                   pin_vertices, ratings, table_keys, table_values, table_offsets[j + 1] - table_offsets[j] - 1,
+                   table_used, table_fill, j)
+
+
+@cuda.jit
+def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
+                      rerate_only, heavy_vertices, table_offsets, table_keys, table_values, table_used, table_fill,
+                      proposals):
+    """proposals[v] for the heavy vertices: a block per vertex reduces the listed slots of its global table
+    (and empties them)."""
+    warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
+    warp_priorities = cuda.shared.array(HEAVY_WARPS, int64)
+    warp_best = cuda.shared.array(HEAVY_WARPS, int32)
+    lane = cuda.threadIdx.x % WARP_SIZE
+    warp = cuda.threadIdx.x // WARP_SIZE
     for index in range(cuda.blockIdx.x, heavy_vertices.shape[0], cuda.gridDim.x):
         v = heavy_vertices[index]
+        if partner[v] >= 0:
+            if cuda.threadIdx.x == 0:
+                proposals[v] = -1
+            continue
+        if _keeps_proposal(v, partner, proposals, rerate_only):
+            continue
         base = table_offsets[index]
-        mask = table_offsets[index + 1] - base - 1
-        end = vertex_offsets[v + 1]
-        for chunk in range(vertex_offsets[v] + warp * WARP_SIZE, end, HEAVY_BLOCK):  # uniform within a warp
-            _rate_chunk(v, chunk, end, lane, rows, net_offsets, pin_vertices, incident_nets, ratings, row_net,
-                        row_start, table_keys, table_values, base, mask)  # sized never to fill up
-        cuda.syncthreads()
-        best_score, best = _best_in_table(v, table_keys, table_values, base, cuda.threadIdx.x, HEAVY_BLOCK, mask + 1,
-                                          vertex_weights, merge_key, partner, cluster_weight, max_weight,
-                                          weight_penalty, only_unmatched)
-        best_score, best = warp_argmax(best_score, best)
+        best_score, best_priority, best = _best_in_table(v, table_keys, table_values, base, cuda.threadIdx.x,
+                                                         HEAVY_BLOCK, table_fill[index], vertex_weights, merge_key,
+                                                         partner, cluster_weight, max_weight, weight_penalty,
+                                                         only_unmatched, table_used, True)
+        best_score, best_priority, best = warp_argmax(best_score, best_priority, best)
         if lane == 0:
             warp_scores[warp] = best_score
+            warp_priorities[warp] = best_priority
             warp_best[warp] = best
         cuda.syncthreads()
         if cuda.threadIdx.x == 0:
             best = warp_best[0]
             best_score = warp_scores[0]
+            best_priority = warp_priorities[0]
             for w in range(1, HEAVY_WARPS):
                 u = warp_best[w]
-                if u >= 0 and (best < 0 or warp_scores[w] > best_score or (warp_scores[w] == best_score and u < best)):
+                if u >= 0 and better_candidate_gpu(warp_scores[w], warp_priorities[w], u, best_score, best_priority,
+                                                   best):
                     best = u
                     best_score = warp_scores[w]
+                    best_priority = warp_priorities[w]
             proposals[v] = best
+            table_fill[index] = 0
         cuda.syncthreads()
 
 
 @cuda.jit
-def mutual_kernel(active_vertices, proposals, partner, matched_count):
-    """Fig. 9 lines 10-15: v and u = proposals[v] are matched when u proposed v too."""
-    index = cuda.grid(1)
-    if index < active_vertices.shape[0]:
-        v = active_vertices[index]
+def mutual_kernel(proposals, partner, matched_count):
+    """Fig. 9 lines 10-15: an unmatched v and u = proposals[v] are matched when u proposed v too."""
+    for v in range(cuda.grid(1), proposals.shape[0], cuda.gridDim.x * cuda.blockDim.x):
         u = proposals[v]
-        if u >= 0 and proposals[u] == v:
+        if u >= 0 and partner[v] < 0 and proposals[u] == v:
             partner[v] = u
             cuda.atomic.add(matched_count, 0, 1)
 
 
-def _launch_shape(count: int):
-    blocks = max(1, min((count + WARPS_PER_BLOCK - 1) // WARPS_PER_BLOCK, 132 * 16))
-    return blocks, WARPS_PER_BLOCK * WARP_SIZE
+def _blocks(count: int, per_sm: int) -> int:
+    blocks = max(1, min(count, SM_COUNT * per_sm))
+    return min(blocks, SIMULATED_BLOCKS) if SIMULATED else blocks
 
 
-def _table_sizes(neighbour_bound: np.ndarray) -> np.ndarray:
-    """Power-of-two table sizes of at least twice each bound (and at least 64), as ``_table_slots``."""
-    bits = np.ceil(np.log2(np.maximum(2 * neighbour_bound, MIN_TABLE))).astype(np.int64)
-    return np.left_shift(np.int64(1), bits)
+def device_net_ratings(level, heavy_edge: bool, max_net_size: int):
+    """:func:`.similarity.net_ratings` on the device: (int64[m] fixed-point ratings, shift)."""
+    x = xp()
+    offsets = level["net_offsets"]
+    sizes = offsets[1:] - offsets[:-1]
+    weights = level["net_weights"].astype(x.int64)
+    rated = (sizes >= 2) & (sizes <= max_net_size)
+    num_vertices = level["vertex_offsets"].shape[0] - 1
+    weighted_degree = x.zeros(num_vertices, dtype=x.int64)
+    pins = level["pin_vertices"]
+    if pins.shape[0]:
+        net_of_pin = x.searchsorted(offsets, x.arange(pins.shape[0], dtype=x.int64), side="right") - 1
+        scatter(scatter_add_kernel, pins, x.where(rated, weights, 0)[net_of_pin], weighted_degree)
+    largest = float(scalar(weighted_degree.max(keepdims=True))) if num_vertices else 0.0
+    bits = int(np.ceil(np.log2(largest + 2.0)))
+    shift = max(0, min(20, 62 - bits))
+    divisor = x.maximum(sizes - 1, 1) if heavy_edge else x.ones_like(sizes)
+    return x.where(rated, (weights << shift) // divisor, 0).astype(x.int64), shift
 
 
-def propose(device_arrays: dict, active: np.ndarray, partner, cluster_weight, max_weight: int,
-            weight_penalty: bool, only_unmatched: bool, proposals, neighbour_bound: np.ndarray):
-    """One proposal round on the device for the vertices ``active`` (host int32[a]).
+class _Clock:
+    """Seconds per kernel into ``timings`` (a dict) when profiling: each lap synchronises the device."""
 
-    ``device_arrays`` holds the level on the device (net_offsets, pin_vertices, vertex_offsets,
-    incident_nets, ratings, vertex_weights, merge_key, neighbour_bound); ``neighbour_bound`` (host
-    int64[n]) bins the vertices: light ones to a warp each, heavy ones to a block each. Returns the device
-    array ``proposals`` (-1 for vertices not active).
-    """
-    proposals.copy_to_device(np.full(proposals.shape[0], -1, dtype=np.int32))
-    d = device_arrays
-    arguments = (d["net_offsets"], d["pin_vertices"], d["vertex_offsets"], d["incident_nets"], d["ratings"],
-                 d["vertex_weights"], d["merge_key"], partner, cluster_weight, max_weight, weight_penalty,
-                 only_unmatched)
-    heavy = neighbour_bound[active] > TABLE_SIZE // 2
-    light = active[~heavy]
-    if light.shape[0]:
-        blocks, threads = _launch_shape(light.shape[0])
-        propose_kernel[blocks, threads](*arguments, d["neighbour_bound"], cuda.to_device(light), proposals)
-    heavy_vertices = active[heavy]
-    start = 0
-    while start < heavy_vertices.shape[0]:  # batches whose tables fit the budget
-        sizes = _table_sizes(neighbour_bound[heavy_vertices[start:]])
-        count = max(1, int(np.searchsorted(np.cumsum(sizes), HEAVY_TABLE_BUDGET, side="right")))
-        batch, sizes = heavy_vertices[start:start + count], sizes[:count]
-        offsets = np.zeros(count + 1, dtype=np.int64)
-        np.cumsum(sizes, out=offsets[1:])
-        table_keys = cuda.to_device(np.full(int(offsets[-1]), -1, dtype=np.int32))
-        table_values = cuda.to_device(np.zeros(int(offsets[-1]), dtype=np.int64))
-        heavy_propose_kernel[min(count, 132 * 8), HEAVY_BLOCK](*arguments, cuda.to_device(batch),
-                                                                cuda.to_device(offsets), table_keys, table_values,
-                                                                proposals)
-        start += count
-    return proposals
+    def __init__(self, timings):
+        self.timings = timings
+        if timings is not None:
+            cuda.synchronize()
+            self.last = time.perf_counter()
+
+    def lap(self, name):
+        if self.timings is not None:
+            cuda.synchronize()
+            now = time.perf_counter()
+            self.timings[name] = self.timings.get(name, 0.0) + now - self.last
+            self.last = now
 
 
-def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None):
-    """GPU twin of :func:`.matching.compute_clustering`: the same map f: V -> V' and n'.
+class DevicePlan:
+    """The binned work of one level on the device: which kernel rates which vertex, fixed for the level's
+    proposal rounds (``propose``). ``level`` is a dict of device arrays (see :mod:`.gpu_contraction`).
+    Set ``timings`` to a dict to collect seconds per kernel (synchronising after each; for profiling)."""
 
-    The proposal rounds and mutual matching run on the device; the final joining of unmatched vertices
-    (sequential union-find in vertex order, as on the CPU) runs on the host.
-    """
-    from .matching import finish_clustering
-    from .similarity import net_ratings
+    timings = None
 
-    n = hypergraph.num_vertices
-    merge_key = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
-    ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
-    weights = hypergraph.vertex_weights
-    d = {"net_offsets": cuda.to_device(hypergraph.net_offsets), "pin_vertices": cuda.to_device(hypergraph.pin_vertices),
-         "vertex_offsets": cuda.to_device(hypergraph.vertex_offsets),
-         "incident_nets": cuda.to_device(hypergraph.incident_nets), "ratings": cuda.to_device(ratings),
-         "vertex_weights": cuda.to_device(weights), "merge_key": cuda.to_device(merge_key)}
-    partner_host = np.full(n, -1, dtype=np.int32)
-    partner = cuda.to_device(partner_host)
-    proposals = cuda.to_device(np.full(n, -1, dtype=np.int32))
-    matched_count = cuda.to_device(np.zeros(1, dtype=np.int64))
-    rated_sizes = np.where(ratings > 0, hypergraph.net_sizes(), 0)
-    running = np.concatenate([[0], np.cumsum(rated_sizes[hypergraph.incident_nets], dtype=np.int64)])
-    work = running[hypergraph.vertex_offsets[1:]] - running[hypergraph.vertex_offsets[:-1]]
-    neighbour_bound = np.minimum(work, max(n - 1, 1))
-    d["neighbour_bound"] = cuda.to_device(neighbour_bound)
+    def __init__(self, level: dict, ratings, max_weight: int, weight_penalty: bool, limits=KERNEL_LIMITS):
+        x = xp()
+        self.level = level
+        self.ratings = ratings
+        self.max_weight = int(max_weight)
+        self.weight_penalty = bool(weight_penalty)
+        offsets, vertex_offsets = level["net_offsets"], level["vertex_offsets"]
+        n = vertex_offsets.shape[0] - 1
+        self.num_vertices = n
+        rated_sizes = x.where(ratings > 0, offsets[1:] - offsets[:-1], 0)
+        running = x.zeros(level["incident_nets"].shape[0] + 1, dtype=x.int64)
+        if level["incident_nets"].shape[0]:
+            x.cumsum(rated_sizes[level["incident_nets"]], out=running[1:])
+        work = running[vertex_offsets[1:]] - running[vertex_offsets[:-1]]
+        rated_vertices = int(scalar(x.count_nonzero(work).reshape(1)))  # only they can be neighbours
+        self.bound = x.minimum(work, max(rated_vertices - 1, 1))
+        pooled = x.searchsorted(x.asarray(np.array(POOL_LIMITS, dtype=np.int64)), self.bound, side="left")
+        bins = x.where(self.bound > limits[1], GLOBAL_BIN,
+                       x.where(work > limits[2], SPLIT_BIN, x.where(self.bound > limits[0], WIDE_BIN, pooled)))
+        order = x.sort((bins.astype(x.int64) << 32) | x.arange(n, dtype=x.int64))
+        self.order = (order & LOW32).astype(x.int32)
+        counts = to_host(x.bincount(bins, minlength=GLOBAL_BIN + 1)).astype(np.int64)
+        bin_starts = np.concatenate([[0], np.cumsum(counts)])
+        groups = [-(-int(counts[k]) // (16 >> k)) for k in range(POOL_BINS)]
+        self.pool_groups = int(sum(groups))
+        self.bin_starts = to_device(bin_starts[:POOL_BINS + 1].astype(np.int64))
+        self.group_starts = to_device(np.concatenate([[0], np.cumsum(groups)]).astype(np.int64))
+        self.counts = counts
 
-    for _ in range(config.matching_rounds):
-        active = np.flatnonzero(partner_host < 0).astype(np.int32)
-        propose(d, active, partner, d["vertex_weights"], max_weight, config.weight_penalty, True, proposals,
-                neighbour_bound)
-        matched_count.copy_to_device(np.zeros(1, dtype=np.int64))
-        active_d = cuda.to_device(active)
-        mutual_kernel[max(1, (active.shape[0] + 255) // 256), 256](active_d, proposals, partner, matched_count)
-        if int(matched_count.copy_to_host()[0]) == 0:
+        def members(bin_index):
+            return self.order[int(bin_starts[bin_index]):int(bin_starts[bin_index + 1])]
+
+        self.wide = members(WIDE_BIN)
+        degree = vertex_offsets[1:] - vertex_offsets[:-1]
+        split, heavy = members(SPLIT_BIN), members(GLOBAL_BIN)
+        self.split_batches = self._heavy_batches(split, to_host(self.bound[split]), to_host(degree[split]), SPLIT_NETS)
+        self.heavy_batches = self._heavy_batches(heavy, to_host(self.bound[heavy]), to_host(degree[heavy]), WARP_SIZE)
+        self.views = {name: kernel_view(array) for name, array in (
+            ("ratings", ratings), ("order", self.order), ("bin_starts", self.bin_starts),
+            ("group_starts", self.group_starts), ("wide", self.wide), ("bound", self.bound),
+            *((name, level[name]) for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets",
+                                                "vertex_weights")))}
+
+    def _heavy_batches(self, heavy, bounds: np.ndarray, degrees: np.ndarray, nets_per_item: int) -> list:
+        """Vertices rated by many warps, in batches whose global tables fit HEAVY_TABLE_BUDGET slots, with
+        their work items (``nets_per_item`` incident nets each): item_vertex (index into the batch) and
+        item_first (first net). The table arrays are shared by the batches (emptied after each use)."""
+        x = xp()
+        batches = []
+        if heavy.shape[0] == 0:
+            return batches
+        sizes = np.left_shift(np.int64(1), np.ceil(np.log2(np.maximum(2 * bounds, MIN_TABLE))).astype(np.int64))
+        start = 0
+        while start < heavy.shape[0]:
+            count = max(1, int(np.searchsorted(np.cumsum(sizes[start:]), HEAVY_TABLE_BUDGET, side="right")))
+            stop = start + count
+            table_offsets = np.concatenate([[0], np.cumsum(sizes[start:stop])]).astype(np.int64)
+            items = -(-degrees[start:stop] // nets_per_item)
+            item_vertex = np.repeat(np.arange(count, dtype=np.int32), items)
+            rank = np.arange(item_vertex.shape[0], dtype=np.int64) - np.repeat(np.cumsum(items) - items, items)
+            vertices = heavy[start:stop]
+            item_vertex_d = to_device(item_vertex)
+            item_first = self.level["vertex_offsets"][vertices[item_vertex_d]] + to_device(rank * nets_per_item)
+            batches.append({"vertices": vertices, "table_offsets": to_device(table_offsets),
+                            "item_vertex": item_vertex_d, "item_first": item_first.astype(x.int64),
+                            "slots": int(table_offsets[-1]), "views": {}})
+            start = stop
+        largest = max(batch["slots"] for batch in batches)
+        keys = x.full(largest, -1, dtype=x.int32)  # shared by the batches: emptied by heavy_best_kernel
+        values = x.zeros(largest, dtype=x.int64)
+        used = x.empty(largest, dtype=x.int32)
+        fill = x.zeros(max(batch["vertices"].shape[0] for batch in batches), dtype=x.int64)
+        for batch in batches:
+            batch["keys"], batch["values"], batch["used"], batch["fill"] = keys, values, used, fill
+            batch["views"] = {name: kernel_view(batch[name]) for name in (
+                "vertices", "item_vertex", "item_first", "table_offsets", "keys", "values", "used", "fill")}
+        return batches
+
+    def propose(self, merge_key, cluster_weight, partner, proposals, only_unmatched: bool, rerate_only: bool = False):
+        """One proposal round: proposals[v] for every vertex (-1 for the matched and those with no candidate).
+
+        merge_key int64[n] (-1 none), cluster_weight int64[n], partner int32[n] (-1 unmatched), proposals
+        int32[n]; with ``only_unmatched`` only unmatched vertices are candidates (matching), else any (joining);
+        with ``rerate_only`` (matching rounds after the first) only vertices whose target got matched are
+        rated again.
+        """
+        view, static = kernel_view, self.views
+        tables = [static[name] for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets")]
+        ratings, partner_v, proposals_v = static["ratings"], view(partner), view(proposals)
+        merge_key_v, cluster_weight_v = view(merge_key), view(cluster_weight)
+        arguments = (*tables, ratings, static["vertex_weights"], merge_key_v, partner_v, cluster_weight_v,
+                     self.max_weight, self.weight_penalty, only_unmatched, rerate_only)
+        clock = _Clock(self.timings)
+        if self.pool_groups:
+            blocks = _blocks(-(-self.pool_groups // POOL_WARPS), 8)
+            pooled_propose_kernel[blocks, POOL_WARPS * WARP_SIZE](*arguments, static["order"], static["bin_starts"],
+                                                                  static["group_starts"], proposals_v)
+            clock.lap("pooled")
+        if self.wide.shape[0]:
+            wide_propose_kernel[_blocks(self.wide.shape[0], 9), WARP_SIZE](*arguments, static["wide"],
+                                                                          static["bound"], proposals_v)
+            clock.lap("wide")
+        for kernel, batches, per_block in ((split_rate_kernel, self.split_batches, 1),
+                                           (heavy_rate_kernel, self.heavy_batches, HEAVY_WARPS)):
+            for batch in batches:
+                b = batch["views"]
+                table = (b["table_offsets"], b["keys"], b["values"], b["used"], b["fill"])
+                kernel[_blocks(-(-batch["item_vertex"].shape[0] // per_block), 8), HEAVY_BLOCK](
+                    *tables, ratings, partner_v, proposals_v, rerate_only, b["vertices"], b["item_vertex"],
+                    b["item_first"], *table)
+                clock.lap("split" if kernel is split_rate_kernel else "global")
+                heavy_best_kernel[_blocks(batch["vertices"].shape[0], 8), HEAVY_BLOCK](
+                    static["vertex_weights"], merge_key_v, partner_v, cluster_weight_v, self.max_weight,
+                    self.weight_penalty, only_unmatched, rerate_only, b["vertices"], *table, proposals_v)
+                clock.lap("best")
+        return proposals
+
+
+def join_roots_device(next_vertex):
+    """:func:`.matching.join_roots` by pointer doubling: the smallest id on the cycle each vertex leads to."""
+    x = xp()
+    n = next_vertex.shape[0]
+    jump, smallest = next_vertex.astype(x.int32), x.arange(n, dtype=x.int32)
+    jump_out, smallest_out = x.empty_like(jump), x.empty_like(smallest)
+    changed = x.zeros(1, dtype=x.int32)
+    for _ in range(int(math.ceil(math.log2(max(n, 2)))) + 1):  # 2^steps >= n: every walk is on its cycle
+        changed[...] = 0
+        pointer_double_kernel[grid(n)](jump, smallest, jump_out, smallest_out, changed)
+        jump, jump_out, smallest, smallest_out = jump_out, jump, smallest_out, smallest
+        if scalar(changed) == 0:  # jumps are fixed points: each covers its whole (power-of-two) cycle
             break
-        partner_host = partner.copy_to_host()
-    return finish_clustering(hypergraph, max_weight, config, merge_key, partner_host,
-                             lambda keys_now, cluster_weight_now: _join_round(
-                                 d, partner_host, keys_now, cluster_weight_now, max_weight, config, proposals,
-                                 neighbour_bound))
+    return smallest[jump]
 
 
-def _join_round(d, partner_host, cluster_keys, cluster_weight, max_weight, config, proposals, neighbour_bound):
-    active = np.flatnonzero(partner_host < 0).astype(np.int32)
-    d = dict(d, merge_key=cuda.to_device(np.ascontiguousarray(cluster_keys, dtype=np.int64)))
-    propose(d, active, cuda.to_device(partner_host), cuda.to_device(np.ascontiguousarray(cluster_weight)), max_weight,
-            config.weight_penalty, False, proposals, neighbour_bound)
-    result = proposals.copy_to_host()
-    result[partner_host >= 0] = -1
-    return result
+def accept_joins_device(final, proposals, merge_key, cluster_key, weights, cluster_weight, max_weight: int,
+                        budget: int):
+    """:func:`.matching.accept_joins` on the device: a radix sort by (target, vertex) and a segmented scan."""
+    x = xp()
+    n = final.shape[0]
+    accepted = x.zeros(n, dtype=x.bool_)
+    if budget <= 0:
+        return accepted
+    vertices = x.arange(n, dtype=x.int32)
+    joiner = (proposals >= 0) & (final != vertices) & ((merge_key < 0) | (merge_key == cluster_key[final]))
+    candidates = x.flatnonzero(joiner)
+    if candidates.shape[0] == 0:
+        return accepted
+    keys = x.sort((final[candidates].astype(x.int64) << 32) | candidates.astype(x.int64))
+    targets, joiners = keys >> 32, keys & LOW32
+    joiner_weights = weights[joiners]
+    running = x.cumsum(joiner_weights)
+    first = x.searchsorted(targets, targets, side="left")
+    counted = running - (running[first] - joiner_weights[first])
+    fits = joiners[cluster_weight[targets] + counted <= max_weight]
+    accepted[fits] = True
+    order = x.cumsum(accepted)  # the first ``budget`` in vertex order
+    accepted &= order <= budget
+    return accepted
+
+
+def number_clusters_device(root):
+    """:func:`.matching.number_clusters` on the device: (cluster int32[n], n')."""
+    x = xp()
+    n = root.shape[0]
+    vertices = x.arange(n, dtype=x.int32)
+    smallest = x.full(n, n, dtype=x.int32)
+    scatter(scatter_min_kernel, root, vertices, smallest)
+    first = smallest[root]
+    is_first = first == vertices
+    ids = x.cumsum(is_first).astype(x.int32) - 1
+    return ids[first], (int(scalar(ids, n - 1)) + 1 if n else 0)
+
+
+def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, merge_key, partner, proposals):
+    """:func:`.matching.finish_clustering` on the device, step for step."""
+    x = xp()
+    n = partner.shape[0]
+    weights = level["vertex_weights"]
+    vertices = x.arange(n, dtype=x.int32)
+    root = x.where(partner >= 0, x.minimum(vertices, partner), vertices).astype(x.int32)
+    cluster_weight = x.zeros(n, dtype=x.int64)
+    scatter(scatter_add_kernel, root, weights, cluster_weight)
+    cluster_key = merge_key.copy()
+    scatter(scatter_max_kernel, root, merge_key, cluster_key)
+    if config.join_unmatched:
+        free = partner.copy()
+        pairs = int(scalar(x.count_nonzero(partner >= 0).reshape(1))) // 2
+        budget = n - pairs - int(np.ceil(n / config.max_shrink_factor))
+        for _ in range(JOIN_ROUNDS):
+            if budget <= 0:
+                break
+            plan.propose(cluster_key[root], cluster_weight[root], free, proposals, False)
+            next_vertex = x.where(proposals >= 0, root[x.maximum(proposals, 0)], root).astype(x.int32)
+            final = join_roots_device(next_vertex)
+            accepted = accept_joins_device(final, proposals, merge_key, cluster_key, weights, cluster_weight,
+                                           max_weight, budget)
+            joiners = x.flatnonzero(accepted).astype(x.int32)
+            if joiners.shape[0] == 0:
+                break
+            budget -= joiners.shape[0]
+            targets = final[joiners]
+            root[joiners] = targets
+            scatter(scatter_add_kernel, targets, weights[joiners], cluster_weight)
+            scatter(scatter_max_kernel, targets, merge_key[joiners], cluster_key)
+            free[joiners] = targets
+            free[targets] = targets
+    return number_clusters_device(root)
+
+
+def compute_clustering_device(level: dict, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS):
+    """The coarsening map of a level held on the device: (cluster int32[n] on the device, n').
+
+    ``level``: dict of device arrays net_offsets, pin_vertices, vertex_offsets, incident_nets,
+    vertex_weights, net_weights; ``merge_key`` int64[n] on the device or None; ``limits``: the largest
+    work b of the pooled and of the wide kernel (the defaults suit the kernels; tests lower them).
+    """
+    x = xp()
+    n = level["vertex_offsets"].shape[0] - 1
+    merge_key = x.full(n, -1, dtype=x.int64) if merge_key is None else merge_key.astype(x.int64)
+    ratings, _ = device_net_ratings(level, config.rating == "heavy-edge", config.max_rated_net_size)
+    plan = DevicePlan(level, ratings, max_weight, config.weight_penalty, limits)
+    partner = x.full(n, -1, dtype=x.int32)
+    proposals = x.full(n, -1, dtype=x.int32)
+    matched = x.zeros(1, dtype=x.int64)
+    for round_index in range(config.matching_rounds):
+        plan.propose(merge_key, level["vertex_weights"], partner, proposals, True, round_index > 0)
+        matched[...] = 0
+        mutual_kernel[grid(n)](kernel_view(proposals), kernel_view(partner), kernel_view(matched))
+        if scalar(matched) == 0:
+            break
+    return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals)
+
+
+def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None, limits=KERNEL_LIMITS):
+    """GPU twin of :func:`.matching.compute_clustering` for a host hypergraph: the same map f: V -> V' (host
+    int32[n]) and n'. Copies the hypergraph to the device and the map back."""
+    from .gpu_contraction import level_to_device
+
+    level = level_to_device(hypergraph)
+    merge_key = None if fixed is None else to_device(np.asarray(fixed, dtype=np.int64))
+    cluster, count = compute_clustering_device(level, max_weight, config, merge_key, limits)
+    return to_host(cluster), count

@@ -2,10 +2,11 @@
 
 Each round, every unmatched vertex proposes to its most similar unmatched neighbour (similarity of
 :mod:`.similarity`, optionally divided by c(u) c(v)); mutual proposals are matched. Candidates are
-ordered strictly (higher score, then smaller id), so the heaviest remaining pair is always mutual and
-every round makes progress; CPU and GPU agree on the result. Afterwards an unmatched vertex may join
+ordered strictly (higher score, then a symmetric pseudo-random pair priority, then smaller id), so the
+best remaining pair is always mutual and every round makes progress; CPU and GPU agree on the result. Afterwards an unmatched vertex may join
 the cluster of its best neighbour while the cluster stays under the weight limit (Mt-KaHyPar-style
-clustering, which keeps stars and hubs from stalling the coarsening).
+clustering, which keeps stars and hubs from stalling the coarsening), by a parallel deterministic rule
+(:func:`finish_clustering`) that the GPU follows step for step.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import numpy as np
 
 from ..hypergraph import scatter_sum
 from ..parallel import SERIAL_BELOW
-from .similarity import better_candidate, net_ratings, rate_neighbors
+from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
 
 
 def candidate_score(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
@@ -47,6 +48,7 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                            touched)
     best = -1
     best_score = 0.0
+    best_priority = 0
     for i in range(count):
         u = touched[i]
         raw = scores[u]
@@ -54,21 +56,26 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
         seen[u] = False
         score = candidate_score_cpu(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight,
                                     weight_penalty, only_unmatched)
-        if score > 0.0 and better_candidate(score, u, best_score, best):
-            best = u
-            best_score = score
+        if score > 0.0:
+            priority = pair_priority_cpu(v, u)
+            if better_candidate_cpu(score, priority, u, best_score, best_priority, best):
+                best = u
+                best_score = score
+                best_priority = priority
     return best
 
 
 @numba.njit(cache=True)
 def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
-                   vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active,
-                   proposals, scores, seen, touched):
+                   vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
+                   rerate_only, active, proposals, scores, seen, touched):
     n = vertex_offsets.shape[0] - 1
     for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
         if not active[v]:
             proposals[v] = -1
             continue
+        if rerate_only and (proposals[v] < 0 or partner[proposals[v]] < 0):
+            continue  # its target is still free (or it had none): the same proposal again
         proposals[v] = _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
                                        vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
                                        only_unmatched, scores[t], seen[t], touched[t])
@@ -76,99 +83,159 @@ def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, inc
 
 @numba.njit(cache=True)
 def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
-                    partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active, proposals, scores,
-                    seen, touched):
+                    partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals,
+                    scores, seen, touched):
     _propose_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                    ratings, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
-                   only_unmatched, active, proposals, scores, seen, touched)
+                   only_unmatched, rerate_only, active, proposals, scores, seen, touched)
 
 
 @numba.njit(cache=True, parallel=True)
 def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
-                      partner, cluster_weight, max_weight, weight_penalty, only_unmatched, active, proposals, scores,
-                      seen, touched):
-    """proposals[v] for every active v: its best candidate or -1; thread t uses scratch row t."""
+                      partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active,
+                      proposals, scores, seen, touched):
+    """proposals[v] for every active v: its best candidate or -1 (with ``rerate_only``, only for those whose
+    previous target got matched: candidates only drop out between matching rounds, so the others keep
+    theirs); thread t uses scratch row t."""
     threads = scores.shape[0]
     per_thread = (vertex_offsets.shape[0] - 1 + threads - 1) // threads
     for t in numba.prange(threads):
         _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
                        vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
-                       active, proposals, scores, seen, touched)
+                       rerate_only, active, proposals, scores, seen, touched)
 
 
 @numba.njit(cache=True)
-def _find(parent, v):
-    root = v
-    while parent[root] != root:
-        root = parent[root]
-    while parent[v] != root:  # path compression
-        parent[v], v = root, parent[v]
-    return root
+def join_roots(next_vertex):
+    """For each vertex, the smallest id on the cycle that following ``next_vertex`` (int32[n]) leads to.
+
+    Roots of clusters point to themselves, so most walks end at a fixed point; a cycle of joining
+    singletons is led by its smallest member. O(n) here; the GPU gets the same values by pointer doubling.
+    """
+    n = next_vertex.shape[0]
+    final = np.full(n, -1, dtype=np.int32)
+    state = np.zeros(n, dtype=np.int8)  # 0 unseen, 1 on the current walk, 2 resolved
+    path = np.empty(n, dtype=np.int32)
+    for start in range(n):
+        if state[start] != 0:
+            continue
+        length = 0
+        v = start
+        while state[v] == 0:
+            state[v] = 1
+            path[length] = v
+            length += 1
+            v = next_vertex[v]
+        if state[v] == 1:  # a new cycle through v
+            smallest = v
+            u = next_vertex[v]
+            while u != v:
+                smallest = min(smallest, u)
+                u = next_vertex[u]
+            while state[u] != 2:
+                final[u] = smallest
+                state[u] = 2
+                u = next_vertex[u]
+        result = final[v]
+        for i in range(length):
+            u = path[i]
+            if state[u] != 2:
+                final[u] = result
+                state[u] = 2
+    return final
 
 
 @numba.njit(cache=True)
-def _join(proposals, order, fixed, max_weight, parent, weight, num_clusters, min_clusters):
-    """Apply join proposals in ``order`` with union-find, keeping every cluster under max_weight, until only
-    ``min_clusters`` clusters would remain (the level's shrink cap). Returns the number of clusters."""
-    for v in order:
-        if num_clusters <= min_clusters:
+def accept_joins(final, proposals, merge_key, cluster_key, weights, cluster_weight, max_weight, budget):
+    """Which vertices join the cluster ``final[v]``: in vertex order, a joiner (a proposal, and a root other
+    than itself) whose key agrees is counted into its target; it is accepted while the target's weight plus
+    the joiners counted so far stays within ``max_weight``, and only the first ``budget`` are accepted."""
+    n = final.shape[0]
+    counted = np.zeros(n, dtype=np.int64)
+    accepted = np.zeros(n, dtype=np.bool_)
+    for v in range(n):
+        if budget <= 0:
             break
-        u = proposals[v]
-        if u < 0:
+        target = final[v]
+        if proposals[v] < 0 or target == v:
             continue
-        root_v, root_u = _find(parent, v), _find(parent, u)
-        if root_v == root_u or weight[root_v] + weight[root_u] > max_weight:
+        if merge_key[v] >= 0 and merge_key[v] != cluster_key[target]:
             continue
-        if fixed[root_v] >= 0 and fixed[root_u] >= 0 and fixed[root_v] != fixed[root_u]:
-            continue
-        low, high = min(root_v, root_u), max(root_v, root_u)
-        parent[high] = low
-        weight[low] += weight[high]
-        if fixed[low] < 0:
-            fixed[low] = fixed[high]
-        num_clusters -= 1
-    return num_clusters
+        counted[target] += weights[v]
+        if cluster_weight[target] + counted[target] <= max_weight:
+            accepted[v] = True
+            budget -= 1
+    return accepted
 
 
 @numba.njit(cache=True)
-def _compact(parent):
-    """Coarse ids 0..n'-1 in order of each cluster's smallest member."""
-    n = parent.shape[0]
+def number_clusters(root):
+    """Coarse ids 0..n'-1 in order of each cluster's smallest member; ``root`` (int32[n]) names each
+    vertex's cluster by any of its members."""
+    n = root.shape[0]
+    smallest = np.full(n, n, dtype=np.int32)
+    for v in range(n):
+        smallest[root[v]] = min(smallest[root[v]], v)
     cluster = np.empty(n, dtype=np.int32)
     next_id = 0
     for v in range(n):
-        root = _find(parent, v)
-        if root == v:
+        first = smallest[root[v]]
+        if first == v:
             cluster[v] = next_id
             next_id += 1
         else:
-            cluster[v] = cluster[root]  # root < v: already numbered
+            cluster[v] = cluster[first]  # first < v: already numbered
     return cluster, next_id
+
+
+JOIN_ROUNDS = 3
 
 
 def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals):
     """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
-    configured) unmatched vertices join their best neighbour's cluster in vertex order, up to the shrink cap.
+    configured) unmatched vertices join the cluster of their best neighbour, in up to JOIN_ROUNDS rounds.
 
-    ``join_proposals(cluster_keys, cluster_weight)`` returns each unmatched vertex's best neighbour (-1 for
-    none and for matched vertices), given every vertex's current cluster key and cluster weight.
+    The joining is parallel and deterministic, so the GPU gets the same map (see
+    :func:`hgpart.coarsening.gpu_matching.finish_clustering_device`). In each round every free vertex (not
+    matched, not joined, not joined by others) v with a proposal u points to the root of u's cluster (a
+    pair's smaller vertex, or u itself); following these pointers, every vertex reaches a root (or a cycle
+    of free vertices, led by its smallest id), and it joins that cluster if its merge key agrees and the
+    cluster, with the joiners before it in vertex order, stays within ``max_weight``. Vertices turned away
+    propose again in the next round, to clusters that still have room. At most n - pairs -
+    ceil(n / max_shrink_factor) vertices join in all (the shrink cap), the first ones in vertex order.
+
+    ``join_proposals(cluster_keys, cluster_weight, free)`` returns the best neighbour of each free vertex
+    (free[v] < 0; -1 for none and for the others), given every vertex's cluster key and cluster weight.
     """
     n = hypergraph.num_vertices
     weights = hypergraph.vertex_weights
-    parent = np.arange(n, dtype=np.int32)
-    matched = np.flatnonzero(partner >= 0)
-    low = np.minimum(matched, partner[matched]).astype(np.int32)
-    parent[matched] = low
-    cluster_weight = weights + scatter_sum(low, np.where(matched == low, 0, weights[matched]), n)
-    cluster_fixed = merge_key.copy()
-    np.maximum.at(cluster_fixed, low, merge_key[matched])  # matching never pairs different keys
+    vertices = np.arange(n, dtype=np.int32)
+    root = np.where(partner >= 0, np.minimum(vertices, partner), vertices).astype(np.int32)
+    cluster_weight = scatter_sum(root, weights, n)
+    cluster_key = merge_key.copy()
+    np.maximum.at(cluster_key, root, merge_key)  # matching never pairs different keys
     if config.join_unmatched:
-        proposals = join_proposals(cluster_fixed[parent], cluster_weight[parent])
-        joining = np.flatnonzero(proposals >= 0).astype(np.int32)
-        min_clusters = int(np.ceil(n / config.max_shrink_factor))
-        _join(proposals, joining, cluster_fixed, max_weight, parent, cluster_weight, n - matched.size // 2,
-              min_clusters)
-    return _compact(parent)
+        free = partner.copy()
+        budget = n - int(np.count_nonzero(partner >= 0)) // 2 - int(np.ceil(n / config.max_shrink_factor))
+        for _ in range(JOIN_ROUNDS):
+            if budget <= 0:
+                break
+            proposals = join_proposals(cluster_key[root], cluster_weight[root], free)
+            next_vertex = np.where(proposals >= 0, root[np.maximum(proposals, 0)], root).astype(np.int32)
+            final = join_roots(next_vertex)
+            accepted = accept_joins(final, proposals, merge_key, cluster_key, weights, cluster_weight, max_weight,
+                                    budget)
+            joiners = np.flatnonzero(accepted)
+            if joiners.size == 0:
+                break
+            budget -= joiners.size
+            targets = final[joiners]
+            root[joiners] = targets
+            np.add.at(cluster_weight, targets, weights[joiners])
+            np.maximum.at(cluster_key, targets, merge_key[joiners])
+            free[joiners] = targets
+            free[targets] = targets
+    return number_clusters(root)
 
 
 def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads: int | None = None):
@@ -196,18 +263,23 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     proposals = np.full(n, -1, dtype=np.int32)
     ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
 
-    def propose(keys, cluster_weight, only_unmatched):
+    def propose(keys, cluster_weight, only_unmatched, rerate_only=False):
         run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
             ratings, hypergraph.vertex_weights, keys, partner, cluster_weight, max_weight, config.weight_penalty,
-            only_unmatched, partner < 0, proposals, scores, seen, touched)
+            only_unmatched, rerate_only, partner < 0, proposals, scores, seen, touched)
         return proposals
 
-    for _ in range(config.matching_rounds):
-        propose(merge_key, hypergraph.vertex_weights, True)
+    for round_index in range(config.matching_rounds):
+        propose(merge_key, hypergraph.vertex_weights, True, round_index > 0)
         candidates = np.flatnonzero(proposals >= 0)
         mutual = candidates[proposals[proposals[candidates]] == candidates]
         if mutual.size == 0:
             break
         partner[mutual] = proposals[mutual]
-    return finish_clustering(hypergraph, max_weight, config, merge_key, partner,
-                             lambda keys, cluster_weight: propose(keys, cluster_weight, False))
+    def join_proposals(keys, cluster_weight, free):
+        run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
+            ratings, hypergraph.vertex_weights, keys, free, cluster_weight, max_weight, config.weight_penalty,
+            False, False, free < 0, proposals, scores, seen, touched)
+        return proposals
+
+    return finish_clustering(hypergraph, max_weight, config, merge_key, partner, join_proposals)

@@ -34,10 +34,31 @@ def net_ratings(hypergraph, heavy_edge: bool, max_net_size: int):
     return ratings, shift
 
 
-@numba.njit(cache=True, inline="always")
-def better_candidate(score, candidate, best_score, best):
-    """Strict total order of candidates: higher score, ties to the smaller vertex id (GPU and CPU agree)."""
-    return best < 0 or score > best_score or (score == best_score and candidate < best)
+def pair_priority(v, u):
+    """A pseudo-random 32-bit priority of the pair {v, u}, the same from both ends.
+
+    Ties in similarity are broken by it before ids: with equal scores everywhere (graphs, unit weights)
+    "smaller id wins" makes long chains of proposals and few mutual ones, while a symmetric random order
+    makes each locally best pair mutual (as in the suitor / locally-dominant matchings). Plain int64
+    arithmetic that never overflows (a hash in the spirit of murmur3's finaliser), so the CPU (njit) and the GPU (cuda.jit) get the same numbers.
+    """
+    low = min(v, u)
+    high = max(v, u)
+    mixed = (np.int64(low) * 2654435761 + np.int64(high)) & 0xFFFFFFFF
+    mixed = ((mixed ^ (mixed >> 16)) * 0x7FEB352D) & 0xFFFFFFFF  # multipliers < 2^31: products < 2^63
+    mixed = ((mixed ^ (mixed >> 15)) * 0x68E31DA5) & 0xFFFFFFFF
+    return mixed ^ (mixed >> 16)
+
+
+def better_candidate(score, priority, candidate, best_score, best_priority, best):
+    """Strict total order of candidates: higher score, then higher pair priority, then the smaller id (GPU
+    and CPU agree). ``best < 0`` means no candidate yet."""
+    return best < 0 or score > best_score or (score == best_score and (
+        priority > best_priority or (priority == best_priority and candidate < best)))
+
+
+pair_priority_cpu = numba.njit(cache=True, inline="always")(pair_priority)
+better_candidate_cpu = numba.njit(cache=True, inline="always")(better_candidate)
 
 
 @numba.njit(cache=True)

@@ -48,18 +48,33 @@ def warp_sum(value):
 
 
 @cuda.jit(device=True, inline=True)
-def warp_argmax(score, candidate):
-    """The best (score, candidate) of the warp on every lane: higher score, ties to the smaller candidate
-    id; candidates < 0 mean "none" and lose to any real one (the CPU's order, see coarsening.similarity)."""
-    offset = WARP_SIZE // 2
+def warp_argmax(score, priority, candidate, width=WARP_SIZE):
+    """The best (score, priority, candidate) of each aligned group of ``width`` lanes (a power of two, 32 =
+    the whole warp), on every lane of the group: higher score, then higher priority, then the smaller
+    candidate id; candidates < 0 mean "none" and lose to any real one (the CPU's order, see
+    coarsening.similarity.better_candidate)."""
+    offset = width // 2
     while offset > 0:
         other_score = cuda.shfl_xor_sync(FULL_MASK, score, offset)
+        other_priority = cuda.shfl_xor_sync(FULL_MASK, priority, offset)
         other = cuda.shfl_xor_sync(FULL_MASK, candidate, offset)
-        if other >= 0 and (candidate < 0 or other_score > score or (other_score == score and other < candidate)):
+        if other >= 0 and (candidate < 0 or other_score > score or (other_score == score and (
+                other_priority > priority or (other_priority == priority and other < candidate)))):
             score = other_score
+            priority = other_priority
             candidate = other
         offset //= 2
-    return score, candidate
+    return score, priority, candidate
+
+
+@cuda.jit(device=True, inline=True)
+def warp_max(value):
+    """Maximum over the warp, on every lane."""
+    offset = WARP_SIZE // 2
+    while offset > 0:
+        value = max(value, cuda.shfl_xor_sync(FULL_MASK, value, offset))
+        offset //= 2
+    return value
 
 
 @cuda.jit(device=True, inline=True)
@@ -75,10 +90,12 @@ def warp_plan(length, lane):
     total = warp_broadcast(inclusive, WARP_SIZE - 1)
     exclusive = inclusive - length
     limit = (lane + 1) * total // WARP_SIZE
-    end_row = int32(0)
-    for z in range(WARP_SIZE):  # largest z with b'(z) < L
-        if warp_broadcast(exclusive, z) < limit:
-            end_row = int32(z)
+    end_row = int32(0)  # largest z with b'(z) < L: b' never decreases, so a binary search (5 shuffles)
+    step = WARP_SIZE // 2
+    while step > 0:
+        if cuda.shfl_sync(FULL_MASK, exclusive, end_row + step) < limit:
+            end_row += step
+        step //= 2
     end_col = limit - warp_broadcast(exclusive, end_row)
     start_row = cuda.shfl_up_sync(FULL_MASK, end_row, 1)
     start_col = cuda.shfl_up_sync(FULL_MASK, end_col, 1)

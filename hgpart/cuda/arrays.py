@@ -1,0 +1,60 @@
+"""Device arrays for the GPU pipeline: CuPy on a real GPU, numpy under the CUDA simulator.
+
+The GPU steps mix numba.cuda kernels with array primitives (CUB radix sort, scans, gathers). On a GPU
+those primitives come from CuPy, whose arrays pass to numba kernels without a copy
+(``__cuda_array_interface__``). Under ``NUMBA_ENABLE_CUDASIM=1`` the same code runs with numpy arrays
+and the simulator's kernels, so the whole device path can be exercised on a machine without a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import config as numba_config
+
+SIMULATED = bool(numba_config.ENABLE_CUDASIM)
+SM_COUNT = 132                  # launch shapes are sized for an H100/H200; grid-stride loops cover the rest
+SIMULATED_BLOCKS = 2            # the simulator runs a Python thread per CUDA thread: keep grids tiny
+
+
+def xp():
+    """The array module of the device: ``cupy``, or ``numpy`` under the simulator."""
+    if SIMULATED:
+        return np
+    import cupy
+
+    return cupy
+
+
+def to_host(array) -> np.ndarray:
+    """A device array (CuPy, numba or numpy) as a numpy array."""
+    if isinstance(array, np.ndarray):
+        return array
+    if hasattr(array, "get"):
+        return array.get()
+    return array.copy_to_host()
+
+
+def to_device(array):
+    """A host array on the device (one copy)."""
+    return np.ascontiguousarray(array) if SIMULATED else xp().asarray(array)
+
+
+def kernel_view(array):
+    """A view numba kernels take without per-launch conversion or stream synchronisation."""
+    if SIMULATED or array is None:
+        return array
+    from numba import cuda
+
+    return cuda.as_cuda_array(array, sync=False)
+
+
+def grid(count: int, threads: int = 256, blocks_per_sm: int = 16) -> tuple[int, int]:
+    """(blocks, threads) for a grid-stride kernel over ``count`` items."""
+    if SIMULATED:
+        return SIMULATED_BLOCKS, 32
+    return max(1, min((count + threads - 1) // threads, SM_COUNT * blocks_per_sm)), threads
+
+
+def scalar(array, index: int = 0) -> int:
+    """One element of a device array on the host (a synchronising copy)."""
+    return int(to_host(array[index:index + 1])[0])
