@@ -224,3 +224,17 @@ def test_coarsen_device_choice_without_a_gpu(monkeypatch):
     result = run("coarsen", IBM01, "--levels", 1, "--device", "auto", "--json")
     assert result.exit_code == 0 and json.loads(result.stdout)["device"] == "cpu"
     assert "running on the CPU" in result.stderr
+
+
+@pytest.mark.gpu
+def test_coarsen_on_the_gpu_writes_the_cpus_levels(tmp_path):
+    for device in ("cpu", "gpu"):
+        result = run("coarsen", IBM01, "--levels", 3, "--device", device, "--out-dir", tmp_path / device, "--json")
+        assert result.exit_code == 0, result.output
+        assert json.loads(result.stdout)["device"] == device
+    for name in ("level1.hgr", "level2.map", "level3.hgr"):
+        assert (tmp_path / "gpu" / name).read_bytes() == (tmp_path / "cpu" / name).read_bytes(), name
+    result = run("bench", "coarsen", IBM01, "--device", "gpu", "--repeat", 1, "--json")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["instances"]
+    assert row["agree"] and row["gpu map s"] > 0 and sum(row["bins"]) == 12752

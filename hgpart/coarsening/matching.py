@@ -263,23 +263,22 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     proposals = np.full(n, -1, dtype=np.int32)
     ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
 
-    def propose(keys, cluster_weight, only_unmatched, rerate_only=False):
+    def propose(keys, cluster_weight, status, only_unmatched, rerate_only):
+        """One round: proposals of the vertices with status < 0 (the others get -1)."""
         run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
-            ratings, hypergraph.vertex_weights, keys, partner, cluster_weight, max_weight, config.weight_penalty,
-            only_unmatched, rerate_only, partner < 0, proposals, scores, seen, touched)
+            ratings, hypergraph.vertex_weights, keys, status, cluster_weight, max_weight, config.weight_penalty,
+            only_unmatched, rerate_only, status < 0, proposals, scores, seen, touched)
         return proposals
 
     for round_index in range(config.matching_rounds):
-        propose(merge_key, hypergraph.vertex_weights, True, round_index > 0)
+        propose(merge_key, hypergraph.vertex_weights, partner, True, round_index > 0)
         candidates = np.flatnonzero(proposals >= 0)
         mutual = candidates[proposals[proposals[candidates]] == candidates]
         if mutual.size == 0:
             break
         partner[mutual] = proposals[mutual]
+
     def join_proposals(keys, cluster_weight, free):
-        run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
-            ratings, hypergraph.vertex_weights, keys, free, cluster_weight, max_weight, config.weight_penalty,
-            False, False, free < 0, proposals, scores, seen, touched)
-        return proposals
+        return propose(keys, cluster_weight, free, False, False)
 
     return finish_clustering(hypergraph, max_weight, config, merge_key, partner, join_proposals)
