@@ -19,6 +19,15 @@ def gpu_available() -> bool:
         return False
 
 
+def cupy_available() -> bool:
+    """True when CuPy (the ``gpu`` extra: device sorts and scans) imports."""
+    try:
+        import cupy  # noqa: F401
+    except Exception:
+        return False
+    return True
+
+
 def resolve_device(requested: str, gpu_implemented: bool = False) -> tuple[str, str | None]:
     """The device that will run, and a note to show the user when ``auto`` had to fall back.
 
@@ -32,8 +41,12 @@ def resolve_device(requested: str, gpu_implemented: bool = False) -> tuple[str, 
         if requested == "gpu":
             raise DeviceError("--device gpu: this job has no GPU path in this version of hgpart; use --device cpu")
         return "cpu", None
-    if gpu_available():
-        return "gpu", None
-    if requested == "gpu":
-        raise DeviceError("--device gpu: no usable CUDA GPU found (numba.cuda.is_available() is False)")
-    return "cpu", "no usable CUDA GPU found; running on the CPU"
+    if not gpu_available():
+        if requested == "gpu":
+            raise DeviceError("--device gpu: no usable CUDA GPU found (numba.cuda.is_available() is False)")
+        return "cpu", "no usable CUDA GPU found; running on the CPU"
+    if not cupy_available():
+        if requested == "gpu":
+            raise DeviceError("--device gpu: CuPy is not installed (pip install 'hgpart[gpu]')")
+        return "cpu", "CuPy is not installed (pip install 'hgpart[gpu]'); running on the CPU"
+    return "gpu", None

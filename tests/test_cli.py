@@ -224,6 +224,12 @@ def test_coarsen_device_choice_without_a_gpu(monkeypatch):
     result = run("coarsen", IBM01, "--levels", 1, "--device", "auto", "--json")
     assert result.exit_code == 0 and json.loads(result.stdout)["device"] == "cpu"
     assert "running on the CPU" in result.stderr
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)  # a GPU, but no CuPy
+    monkeypatch.setattr(hgpart.device, "cupy_available", lambda: False)
+    assert_one_line_error(run("coarsen", IBM01, "--levels", 1, "--device", "gpu"), "CuPy is not installed")
+    result = run("coarsen", IBM01, "--levels", 1, "--device", "auto", "--json")
+    assert result.exit_code == 0 and json.loads(result.stdout)["device"] == "cpu"
+    assert "CuPy is not installed" in result.stderr
 
 
 @pytest.mark.gpu
