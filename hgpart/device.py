@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 from .errors import DeviceError
 
 DEVICES = ("auto", "cpu", "gpu")
@@ -22,7 +24,7 @@ def gpu_available() -> bool:
 def cupy_available() -> bool:
     """True when CuPy (the ``gpu`` extra: device sorts and scans) imports."""
     try:
-        import cupy  # noqa: F401
+        importlib.import_module("cupy")
     except Exception:
         return False
     return True

@@ -40,7 +40,8 @@ import time
 import numpy as np
 from numba import cuda, float64, int32, int64
 
-from ..cuda.arrays import SIMULATED, SM_COUNT, SIMULATED_BLOCKS, grid, kernel_view, scalar, to_device, to_host, xp
+from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, count_nonzero, grid, kernel_view, scalar,
+                           to_device, to_host, xp)
 from ..cuda.primitives import (pointer_double_kernel, scatter, scatter_add_kernel, scatter_max_kernel,
                                scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_plan
@@ -482,13 +483,12 @@ class DevicePlan:
         self.weight_penalty = bool(weight_penalty)
         offsets, vertex_offsets = level["net_offsets"], level["vertex_offsets"]
         n = vertex_offsets.shape[0] - 1
-        self.num_vertices = n
         rated_sizes = x.where(ratings > 0, offsets[1:] - offsets[:-1], 0)
         running = x.zeros(level["incident_nets"].shape[0] + 1, dtype=x.int64)
         if level["incident_nets"].shape[0]:
             x.cumsum(rated_sizes[level["incident_nets"]], out=running[1:])
         work = running[vertex_offsets[1:]] - running[vertex_offsets[:-1]]
-        rated_vertices = int(scalar(x.count_nonzero(work).reshape(1)))  # only they can be neighbours
+        rated_vertices = count_nonzero(work)  # only they can be neighbours
         self.bound = x.minimum(work, max(rated_vertices - 1, 1))
         pooled = x.searchsorted(x.asarray(np.array(POOL_LIMITS, dtype=np.int64)), self.bound, side="left")
         bins = x.where(self.bound > limits[1], GLOBAL_BIN,
@@ -660,7 +660,7 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
     scatter(scatter_max_kernel, root, merge_key, cluster_key)
     if config.join_unmatched:
         free = partner.copy()
-        pairs = int(scalar(x.count_nonzero(partner >= 0).reshape(1))) // 2
+        pairs = count_nonzero(partner >= 0) // 2
         budget = n - pairs - int(np.ceil(n / config.max_shrink_factor))
         for _ in range(JOIN_ROUNDS):
             if budget <= 0:

@@ -58,3 +58,8 @@ def grid(count: int, threads: int = 256, blocks_per_sm: int = 16) -> tuple[int, 
 def scalar(array, index: int = 0) -> int:
     """One element of a device array on the host (a synchronising copy)."""
     return int(to_host(array[index:index + 1])[0])
+
+
+def count_nonzero(array) -> int:
+    """How many elements of a device array are non-zero, on the host."""
+    return int(xp().count_nonzero(array))
