@@ -22,8 +22,6 @@ from numba import cuda, uint64
 from ..cuda.arrays import grid, to_device, to_host, xp
 from ..cuda.primitives import scatter, scatter_add_kernel
 
-FNV_OFFSET = np.uint64(14695981039346656037)
-FNV_PRIME = np.uint64(1099511628211)
 LOW32 = np.int64(0xFFFFFFFF)
 
 

@@ -45,6 +45,7 @@ from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, count_nonzero,
 from ..cuda.primitives import (pointer_double_kernel, scatter, scatter_add_kernel, scatter_max_kernel,
                                scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_plan
+from .gpu_contraction import LOW32
 from .matching import JOIN_ROUNDS, candidate_score
 from .similarity import better_candidate, pair_priority
 
@@ -64,7 +65,6 @@ POOL_LIMITS = (16, 32, 64, 128, 256)  # largest bound of pooled bins 0..4
 KERNEL_LIMITS = (256, 1024, 8192)  # largest bound of the pooled and of the wide kernel; largest work outside
                                    # the split kernels (tests lower them to fill every bin on tiny inputs)
 WIDE_BIN, SPLIT_BIN, GLOBAL_BIN = POOL_BINS, POOL_BINS + 1, POOL_BINS + 2
-LOW32 = 0xFFFFFFFF
 
 candidate_score_gpu = cuda.jit(device=True, inline=True)(candidate_score)
 pair_priority_gpu = cuda.jit(device=True, inline=True)(pair_priority)
