@@ -14,7 +14,12 @@ import threading
 WARP = 32
 TIMEOUT_SECONDS = 120.0
 _lock = threading.Lock()
-_warps: dict = {}
+
+
+def _empty_array(shape, dtype):
+    import numpy as np
+
+    return np.empty(shape, dtype)
 
 
 class _Warp:
@@ -24,15 +29,15 @@ class _Warp:
 
 
 def _exchange(value):
-    """Post this lane's value, wait for the warp, return (all 32 values, this lane)."""
+    """Post this lane's value, wait for the warp, return (all 32 values, this lane). A block's warps live on
+    its simulator BlockManager, so they go with it."""
     thread = threading.current_thread()
-    key = (id(thread._manager), tuple(thread.blockIdx), thread.thread_id // WARP)
+    key = (tuple(thread.blockIdx), thread.thread_id // WARP)
     with _lock:
-        warp = _warps.get(key)
+        warps = thread._manager.__dict__.setdefault("hgpart_warps", {})
+        warp = warps.get(key)
         if warp is None:
-            if len(_warps) > 4096:
-                _warps.clear()
-            warp = _warps[key] = _Warp()
+            warp = warps[key] = _Warp()
     lane = thread.thread_id % WARP
     warp.values[lane] = value
     warp.barrier.wait()
@@ -84,11 +89,44 @@ def any_sync(self, mask, predicate):
     return any(values)
 
 
+def _locked_shared_array(original):
+    """The simulator's ``cuda.shared.array`` finds the block's array by call site (file, line) and creates
+    it when absent, unlocked: two threads arriving together can each create one, and a thread then
+    initialises an array the others never read. This version does the same lookup under a lock; dynamic
+    shared memory (shape 0) is left to the original."""
+    import sys
+
+    from numba.cuda import types
+    from numba.cuda.np import numpy_support
+
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if shape == 0 or alignment is not None:
+            return original(self, shape, dtype, alignment)
+        if isinstance(dtype, types.Type):
+            dtype = numpy_support.as_dtype(dtype)
+        frame = sys._getframe(1)
+        caller = (frame.f_code.co_filename, frame.f_lineno)
+        with lock:
+            result = self._allocations.get(caller)
+            if result is None:
+                result = self._allocations[caller] = _empty_array(shape, dtype)
+        return result
+
+    return array
+
+
 def install():
     import sys
 
     sys.setswitchinterval(1e-4)  # barriers hand over often: do not let the polling thread hold the GIL 5 ms
     from numba.cuda.simulator import kernelapi
+
+    if not getattr(kernelapi.FakeCUDAShared.array, "hgpart_locked", False):
+        array = _locked_shared_array(kernelapi.FakeCUDAShared.array)
+        array.hgpart_locked = True
+        kernelapi.FakeCUDAShared.array = array
 
     for function in (shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, activemask, ballot_sync,
                      all_sync, any_sync):

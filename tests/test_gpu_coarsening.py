@@ -170,9 +170,10 @@ def test_gpu_code_in_the_simulator():
     pytest.importorskip("numba.cuda")
     environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu",
+               "tests/test_cudasim.py",
                "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
                "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu"]
     result = subprocess.run(command, cwd=str(DATA.parent), env=environment, capture_output=True, text=True,
                             timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "2 passed" in result.stdout
+    assert "3 passed" in result.stdout
