@@ -326,13 +326,13 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
     if output == "-" and as_json:
         raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     started = time.perf_counter()
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
-    jit_seconds = warm_up(objective)
-    result = run_partition(hypergraph, k, fixed=fixed, config=config)
+    jit_seconds = warm_up(objective, device_used)
+    result = run_partition(hypergraph, k, fixed=fixed, config=config, device=device_used)
     write_partition(result.partition, output)
     metrics = result.metrics
     summary = {"file": file, "output": output, "k": k, "epsilon": epsilon, "objective": objective, "seed": seed,
@@ -341,7 +341,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
                "nets": hypergraph.num_nets, "pins": hypergraph.num_pins, "km1": metrics.km1, "cut": metrics.cut,
                "soed": metrics.soed, "imbalance": metrics.imbalance, "balanced": metrics.balanced,
                "max_block_weight": metrics.max_block_weight, "block_weights": list(metrics.block_weights),
-               "levels": len(result.levels),
+               "levels": len(result.levels), "device_memory_bytes": result.device_memory_bytes,
                "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
     if as_json:
         print_json(summary)
@@ -459,14 +459,16 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     paths = list(files) or suite_files(suite or "default")
     if not paths:
         raise InputError("no instances: give FILES, or --suite small (data/) or shared (../shared/data)")
-    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json)
-    jit_seconds = warm_up(objective)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    jit_seconds = warm_up(objective, device_used)
     variants = {("hgpart" if index == 0 else f"hgpart:{name}"): coarsening_config(name, max_rated_net_size)
                  for index, name in enumerate(part.strip() for part in rating.split(","))}
-    with reporter.progress(len(paths) * len(ks) * repeat * len(variants), "hgpart bench") as bar:
+    devices = ["gpu", "cpu"] if device_used == "gpu" else ["cpu"]  # the GPU run is "hgpart", the CPU path beside it
+    ours = [name if index == 0 else f"{name}:{used}" for index, used in enumerate(devices) for name in variants]
+    with reporter.progress(len(paths) * len(ks) * repeat * len(ours), "hgpart bench") as bar:
         records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
-                            bar.advance, variants)
-    summaries = [c for c in (comparison(records, other) for other in list(variants)[1:] + peer_list) if c]
+                            bar.advance, variants, devices)
+    summaries = [c for c in (comparison(records, other) for other in ours[1:] + peer_list) if c]
     report = {"device": device_used, "threads": used_threads, "epsilon": epsilon, "objective": objective,
               "preset": preset, "repeat": repeat, "jit_seconds": jit_seconds,
               "records": [{key: value for key, value in vars(r).items() if key != "runs"} | {"runs": r.runs}
@@ -476,7 +478,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
             handle.write(json.dumps(report, indent=1) + "\n")
     if as_json:
         print_json(report)
-    tools = list(variants) + peer_list
+    tools = ours + peer_list
     columns = ["instance", "k"] + [f"{tool} {what}" for tool in tools for what in (objective, "s", "imb")]
     columns += [f"{objective} / {peer}" for peer in peer_list] + [f"s / {peer}" for peer in peer_list]
     cells = {(r.instance, r.k, r.tool): r for r in records}

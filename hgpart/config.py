@@ -81,7 +81,12 @@ class RefinementConfig:
     max_update_net_size : int
         Nets with more pins do not trigger neighbour gain updates in FM.
     v_cycles : int
-        Extra V-cycles after the first: coarsen again inside the blocks, refine back up.
+        Extra V-cycles after the first: coarsen again inside the blocks, refine back up (CPU path).
+    gpu_rounds : int
+        GPU path: at most this many Jet-style rounds per level (:mod:`hgpart.refinement.gpu_refiner`).
+    gpu_tolerance_fine, gpu_tolerance_coarse : float
+        GPU path: Jet's c on the input level and on the coarser levels; a vertex is a candidate when its
+        gain is > 0 or >= -floor(c * the weight of its nets with another pin in its block).
     """
 
     lp_rounds: int = 5
@@ -89,6 +94,9 @@ class RefinementConfig:
     fm_fruitless_moves: int = 350
     max_update_net_size: int = 1000
     v_cycles: int = 1
+    gpu_rounds: int = 24
+    gpu_tolerance_fine: float = 0.0
+    gpu_tolerance_coarse: float = 0.25
 
 
 @dataclass(frozen=True)
@@ -107,10 +115,12 @@ class PartitionConfig:
 
 PRESETS = {
     "fast": dict(initial=InitialConfig(runs=1), refinement=RefinementConfig(lp_rounds=3, fm_passes=1,
-                                                                             fm_fruitless_moves=100, v_cycles=0)),
+                                                                             fm_fruitless_moves=100, v_cycles=0,
+                                                                             gpu_rounds=8)),
     "default": {},
     "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80),
-                    refinement=RefinementConfig(lp_rounds=8, fm_passes=20, fm_fruitless_moves=1000, v_cycles=2)),
+                    refinement=RefinementConfig(lp_rounds=8, fm_passes=20, fm_fruitless_moves=1000, v_cycles=2,
+                                                gpu_rounds=48)),
 }
 
 

@@ -31,7 +31,8 @@ def cupy_available() -> bool:
 
 
 def resolve_device(requested: str, gpu_implemented: bool = False) -> tuple[str, str | None]:
-    """The device that will run, and a note to show the user when ``auto`` had to fall back.
+    """The device that will run, and a note to show the user when ``auto`` falls back although a GPU is there
+    (CuPy missing). Without a GPU, ``auto`` quietly means the CPU; summaries name the device that ran.
 
     ``gpu_implemented`` says whether the requested job has a GPU path in this version.
     """
@@ -46,7 +47,7 @@ def resolve_device(requested: str, gpu_implemented: bool = False) -> tuple[str, 
     if not gpu_available():
         if requested == "gpu":
             raise DeviceError("--device gpu: no usable CUDA GPU found (numba.cuda.is_available() is False)")
-        return "cpu", "no usable CUDA GPU found; running on the CPU"
+        return "cpu", None  # the usual case on a machine without a GPU: the summary says "device": "cpu"
     if not cupy_available():
         if requested == "gpu":
             raise DeviceError("--device gpu: CuPy is not installed (pip install 'hgpart[gpu]')")

@@ -1,6 +1,12 @@
 """The multilevel V-cycle (seed 000 Fig. 2): coarsen, partition the coarsest level, then project and
 refine level by level. Direct k-way: the coarsest level is split by recursive bisection, every level on
-the way up is refined k-way (label propagation, then FM) for km1 or cut."""
+the way up is refined k-way for km1 or cut.
+
+Two devices run the same cycle. ``cpu``: numba njit on all cores, label propagation then FM on each level,
+plus ``v_cycles`` extra V-cycles. ``gpu``: the input is copied to the device once, every level is coarsened
+there and stays there; only the coarsest hypergraph (small) comes back for the CPU's initial-partitioning
+portfolio; projection and refinement (Jet-style rounds, :mod:`.refinement.gpu_refiner`) run on the device
+level by level, and the partition comes back once."""
 
 from __future__ import annotations
 
@@ -34,6 +40,9 @@ class PartitionResult:
     levels : list of dict
         One row per coarsening level.
     device : str
+        "cpu" or "gpu": where coarsening and refinement ran.
+    device_memory_bytes : int
+        GPU path: the most device memory CuPy's pool held (its peak); 0 on the CPU path.
     """
 
     partition: np.ndarray
@@ -41,6 +50,7 @@ class PartitionResult:
     seconds: dict = field(default_factory=dict)
     levels: list = field(default_factory=list)
     device: str = "cpu"
+    device_memory_bytes: int = 0
 
 
 def _check_fixed(hypergraph: Hypergraph, fixed, k: int) -> np.ndarray | None:
@@ -57,7 +67,7 @@ def _check_fixed(hypergraph: Hypergraph, fixed, k: int) -> np.ndarray | None:
 
 def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: str = "km1", seed: int = 0,
               preset: str = "default", fixed=None, config: PartitionConfig | None = None,
-              on_level=None) -> PartitionResult:
+              on_level=None, device: str = "cpu") -> PartitionResult:
     """Partition ``hypergraph`` into ``k`` blocks of weight at most (1 + epsilon) * ceil(total / k).
 
     Parameters
@@ -75,6 +85,8 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
         Overrides k, epsilon, objective, seed and preset.
     on_level : callable, optional
         Called with each coarsening level's summary row.
+    device : {"cpu", "gpu"}
+        Where the V-cycle runs (see the module docstring); "gpu" needs numba.cuda, a GPU and CuPy.
 
     Raises
     ------
@@ -102,17 +114,20 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
     communities = hypergraph_communities(hypergraph, config.coarsening.max_rated_net_size) \
         if config.coarsening.communities else None
-    hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level, communities=communities)
-    coarsened = time.perf_counter()
-    coarsest = hierarchy.coarsest
-    coarsest_fixed = hierarchy.coarsest_fixed
-    blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed)
-    movable = None if coarsest_fixed is None else coarsest_fixed < 0
-    blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
-    initialized = time.perf_counter()
-    blocks = uncoarsen(hierarchy, blocks, k, max_weights, config, cut_objective)
-    for _ in range(config.refinement.v_cycles):
-        blocks = v_cycle(hypergraph, blocks, k, epsilon, max_weights, config, cut_objective, fixed, communities)
+    memory = 0
+    if device == "gpu":
+        blocks, levels, coarsened, initialized, memory = _v_cycle_on_device(
+            hypergraph, k, epsilon, max_weights, config, cut_objective, fixed, communities, on_level)
+    else:
+        hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level,
+                            communities=communities)
+        coarsened = time.perf_counter()
+        blocks = _initial(hierarchy.coarsest, hierarchy.coarsest_fixed, k, epsilon, max_weights, config, cut_objective)
+        initialized = time.perf_counter()
+        blocks = uncoarsen(hierarchy, blocks, k, max_weights, config, cut_objective)
+        for _ in range(config.refinement.v_cycles):
+            blocks = v_cycle(hypergraph, blocks, k, epsilon, max_weights, config, cut_objective, fixed, communities)
+        levels = hierarchy.summary()
     metrics = evaluate(hypergraph, blocks, k, epsilon)
     if not metrics.balanced:
         movable = None if fixed is None else fixed < 0
@@ -126,7 +141,83 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
                               f"bound {bound} = (1 + {epsilon}) * ceil({total} / {k})")
     seconds = {"coarsening": coarsened - started, "initial": initialized - coarsened,
                "refinement": finished - initialized, "total": finished - started}
-    return PartitionResult(blocks, metrics, seconds, hierarchy.summary())
+    return PartitionResult(blocks, metrics, seconds, levels, device, memory)
+
+
+def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective) -> np.ndarray:
+    """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays)."""
+    blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed)
+    movable = None if coarsest_fixed is None else coarsest_fixed < 0
+    blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
+    return blocks
+
+
+def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objective, fixed, communities, on_level):
+    """The GPU path: (blocks, level rows, time coarsened, time initialised, peak device bytes)."""
+    from .coarsening.coarsener import coarsen_on_device
+    from .coarsening.gpu_contraction import level_to_host
+    from .cuda.arrays import device_memory_peak, reset_device_memory_peak, to_host
+    from .refinement.gpu_refiner import MAX_K
+
+    if k > MAX_K:
+        raise InputError(f"-k {k}: the GPU path refines at most {MAX_K} blocks; use --device cpu")
+    reset_device_memory_peak()
+    hierarchy = coarsen_on_device(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level,
+                                  communities=communities)
+    coarsened = time.perf_counter()
+    coarsest = level_to_host(hierarchy.coarsest) if hierarchy.levels else hypergraph
+    coarsest_fixed = None if hierarchy.coarsest_fixed is None else to_host(hierarchy.coarsest_fixed)
+    blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective)
+    initialized = time.perf_counter()
+    blocks = uncoarsen_on_device(hierarchy, blocks, k, max_weights, config, cut_objective)
+    return blocks, hierarchy.summary(), coarsened, initialized, device_memory_peak()
+
+
+def _tolerances(num_levels: int, config: PartitionConfig) -> list:
+    """Jet's c for the coarsest level, then for each finer level, finest (the input) last."""
+    refinement = config.refinement
+    return [refinement.gpu_tolerance_coarse if index else refinement.gpu_tolerance_fine
+            for index in range(num_levels, -1, -1)]
+
+
+def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:
+    """GPU twin of :func:`uncoarsen` on a :class:`~.coarsening.coarsener.DeviceHierarchy`: the coarsest
+    partition (host) goes to the device, is refined, projected (Eq. 5: a gather) and refined level by level
+    (:func:`.refinement.gpu_refiner.refine_device`), and comes back once. :func:`uncoarsen_jet` is its
+    CPU twin."""
+    from .cuda.arrays import to_host
+    from .refinement.gpu_refiner import refine_device, upload_blocks
+
+    rounds = config.refinement.gpu_rounds
+    tolerances = _tolerances(len(hierarchy.levels), config)
+
+    def movable(level_fixed):
+        return None if level_fixed is None else level_fixed < 0
+
+    device_blocks = upload_blocks(blocks)
+    device_blocks = refine_device(hierarchy.coarsest, device_blocks, k, max_weights, rounds, cut_objective,
+                                  movable(hierarchy.coarsest_fixed), tolerances[0])
+    for (level, cluster, level_fixed, _), tolerance in zip(reversed(hierarchy.levels), tolerances[1:]):
+        device_blocks = device_blocks[cluster]
+        device_blocks = refine_device(level, device_blocks, k, max_weights, rounds, cut_objective,
+                                      movable(level_fixed), tolerance)
+    return to_host(device_blocks)
+
+
+def uncoarsen_jet(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:
+    """:func:`uncoarsen_on_device` on the CPU (a host :class:`~.coarsening.coarsener.Hierarchy`, the njit
+    twin :func:`.refinement.jet.jet_refine`): the same partition, for checking the GPU path."""
+    from .refinement.jet import jet_refine
+
+    rounds = config.refinement.gpu_rounds
+    tolerances = _tolerances(len(hierarchy.levels), config)
+    movable = None if hierarchy.coarsest_fixed is None else hierarchy.coarsest_fixed < 0
+    blocks = jet_refine(hierarchy.coarsest, blocks, k, max_weights, rounds, cut_objective, movable, tolerances[0])
+    for level, tolerance in zip(reversed(hierarchy.levels), tolerances[1:]):
+        blocks = project(blocks, level.cluster)
+        movable = None if level.fixed is None else level.fixed < 0
+        blocks = jet_refine(level.hypergraph, blocks, k, max_weights, rounds, cut_objective, movable, tolerance)
+    return blocks
 
 
 def uncoarsen(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:
@@ -165,8 +256,9 @@ def _project_fixed(fixed, hierarchy, level):
     return current
 
 
-def warm_up(objective: str = "km1") -> float:
-    """Compile (or load from numba's cache) every kernel of the CPU path on a tiny input; returns seconds.
+def warm_up(objective: str = "km1", device: str = "cpu") -> float:
+    """Compile (or load from numba's cache) every kernel of the CPU path, and with ``device="gpu"`` those of
+    the GPU path, on a tiny input; returns seconds.
 
     The CLI calls this first so that the phase timings it reports are run time, not JIT time.
     """
@@ -174,8 +266,9 @@ def warm_up(objective: str = "km1") -> float:
     rng = np.random.default_rng(0)
     nets = [rng.choice(400, size=int(rng.integers(2, 6)), replace=False) for _ in range(600)]
     tiny = Hypergraph.from_pin_lists(nets, 400)
-    partition(tiny, 3, objective=objective, preset="fast",
-              config=make_config(3, 0.03, objective, 0, "fast", coarsening=_tiny_coarsening()))
+    for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
+        partition(tiny, 3, objective=objective, preset="fast", device=used,
+                  config=make_config(3, 0.03, objective, 0, "fast", coarsening=_tiny_coarsening()))
     return time.perf_counter() - started
 
 

@@ -277,20 +277,20 @@ def test_truncated_gzip_and_missing_file(tmp_path):
 
 # ---------------------------------------------------------------------------------- round trips
 @st.composite
-def hypergraphs(draw, max_vertices=30, max_nets=30):
+def hypergraphs(draw, max_vertices=30, max_nets=30, empty_nets=False):
     n = draw(st.integers(1, max_vertices))
     nets = draw(st.lists(st.lists(st.integers(0, n - 1), min_size=0, max_size=8), min_size=0, max_size=max_nets))
     weighted_vertices = draw(st.booleans())
     weighted_nets = draw(st.booleans())
     vertex_weights = draw(st.lists(st.integers(0, 1000), min_size=n, max_size=n)) if weighted_vertices else None
     net_weights = draw(st.lists(st.integers(0, 1000), min_size=len(nets), max_size=len(nets))) if weighted_nets else None
-    if not weighted_nets:
+    if not weighted_nets and not empty_nets:
         nets = [net for net in nets if net] or [[0]]
     return Hypergraph.from_pin_lists(nets, n, vertex_weights, net_weights[:len(nets)] if net_weights else None)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(hypergraph=hypergraphs(), extension=st.sampled_from([".hgr", ".hgr.gz"]))
+@given(hypergraph=hypergraphs(empty_nets=True), extension=st.sampled_from([".hgr", ".hgr.gz"]))
 def test_hgr_round_trip(tmp_path, hypergraph, extension):
     path = str(tmp_path / f"h{extension}")
     write_hypergraph(hypergraph, path)

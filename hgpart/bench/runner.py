@@ -61,12 +61,16 @@ def _median_record(instance, k, tool, runs) -> Record:
 
 
 def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahypar",), threads=1, preset="default",
-              kahypar_config=None, progress=None, variants=None) -> list[Record]:
-    """Every file x k: each hgpart variant (seeds 0..repeat-1) and each peer (same seeds), in one run.
+              kahypar_config=None, progress=None, variants=None, devices=("cpu",)) -> list[Record]:
+    """Every file x k: each hgpart variant on each device (seeds 0..repeat-1) and each peer (same seeds), in
+    one run.
 
-    ``variants`` maps a tool name to a CoarseningConfig (default: ``{"hgpart": CoarseningConfig()}``).
+    ``variants`` maps a tool name to a CoarseningConfig (default: ``{"hgpart": CoarseningConfig()}``); on the
+    devices after the first, a variant's tool name gets the suffix ``:device`` (``hgpart:cpu``).
     """
     variants = variants or {"hgpart": CoarseningConfig()}
+    variants = {(name if index == 0 else f"{name}:{device}"): (coarsening, device)
+                for index, device in enumerate(devices) for name, coarsening in variants.items()}
     records = []
     for path in files:
         hypergraph = read_hypergraph(path)
@@ -77,15 +81,16 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                 hgr_path = os.path.join(folder, name if name.endswith(".hgr") else name + ".hgr")
                 write_hypergraph(hypergraph, hgr_path, "hgr")
             for k in ks:
-                for tool, coarsening in variants.items():
+                for tool, (coarsening, device) in variants.items():
                     runs = []
                     for seed in range(repeat):
                         config = make_config(k, epsilon, objective, seed, preset, coarsening=coarsening)
-                        result = partition(hypergraph, k, config=config)
+                        result = partition(hypergraph, k, config=config, device=device)
                         metrics = result.metrics
                         runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,
                                      "imbalance": metrics.imbalance, "balanced": bool(metrics.balanced),
                                      "seconds": result.seconds["total"],
+                                     "device_memory_bytes": result.device_memory_bytes,
                                      "phases": {p: s for p, s in result.seconds.items() if p != "total"}})
                         if progress:
                             progress()

@@ -98,10 +98,10 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
     ``fixed`` (int32[n], -1 free): vertices fixed to different blocks never merge. ``communities``
     (int[n]): vertices of different communities never merge. ``on_level(row)`` is called after each
     level with its summary row. ``device="gpu"`` computes every level on the GPU with the same result
-    (see :func:`_coarsen_on_device`).
+    (see :func:`coarsen_on_device`).
     """
     if device == "gpu":
-        return _coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_level, communities)
+        return coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_level, communities).to_host()
     hierarchy = Hierarchy()
     current, current_fixed, current_communities = hypergraph, fixed, communities
     limit = contraction_limit(k, config)
@@ -132,15 +132,56 @@ def _report(on_level, index, vertices, nets, pins, num_clusters, seconds):
                   "matched": 1.0 - num_clusters / max(1, vertices), "seconds": seconds})
 
 
-def _coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_level, communities) -> Hierarchy:
+@dataclass
+class DeviceHierarchy:
+    """The hierarchy with every level on the GPU (dicts of device arrays, see ``level_to_device``).
+
+    ``levels`` holds (level, cluster, fixed, seconds) tuples, finest first; ``coarsest`` the last contraction
+    and ``coarsest_fixed`` its fixed blocks (or None)."""
+
+    input: Hypergraph
+    levels: list = field(default_factory=list)
+    coarsest: dict | None = None
+    coarsest_fixed: object = None
+
+    def to_host(self) -> Hierarchy:
+        """The same hierarchy on the host (one copy per array)."""
+        from ..cuda.arrays import to_host
+        from .gpu_contraction import level_to_host
+
+        hierarchy = Hierarchy()
+        for index, (level, cluster, level_fixed, seconds) in enumerate(self.levels):
+            host = self.input if index == 0 else level_to_host(level)
+            hierarchy.levels.append(Level(host, to_host(cluster), None if level_fixed is None else to_host(level_fixed),
+                                          seconds))
+        hierarchy.coarsest = self.input if not self.levels else level_to_host(self.coarsest)
+        hierarchy.coarsest_fixed = None if self.coarsest_fixed is None else to_host(self.coarsest_fixed)
+        return hierarchy
+
+    def summary(self) -> list[dict]:
+        """The rows of :meth:`Hierarchy.summary`, from the arrays' shapes."""
+        rows = []
+        shapes = [level for level, _, _, _ in self.levels] + [self.coarsest]
+        for index, (level, _, _, seconds) in enumerate(self.levels):
+            vertices = level["vertex_offsets"].shape[0] - 1
+            coarse = shapes[index + 1]["vertex_offsets"].shape[0] - 1
+            rows.append({"level": index, "vertices": vertices, "nets": level["net_offsets"].shape[0] - 1,
+                         "pins": level["pin_vertices"].shape[0], "matched": 1.0 - coarse / max(1, vertices),
+                         "seconds": seconds})
+        return rows
+
+
+def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fixed=None, max_levels=None,
+                      on_level=None, communities=None) -> DeviceHierarchy:
     """``coarsen`` with every level computed on the GPU: the input goes to the device once, each level's
     map and contraction stay there (:func:`.gpu_matching.compute_clustering_device`,
-    :func:`.gpu_contraction.contract_device`), and the hierarchy comes back to the host at the end."""
+    :func:`.gpu_contraction.contract_device`); the levels stay on the device (``DeviceHierarchy.to_host``
+    copies them back)."""
     from numba import cuda
 
-    from ..cuda.arrays import to_device, to_host, xp
+    from ..cuda.arrays import to_device, xp
     from ..cuda.primitives import scatter, scatter_max_kernel
-    from .gpu_contraction import contract_device, level_to_device, level_to_host
+    from .gpu_contraction import contract_device, level_to_device
     from .gpu_matching import compute_clustering_device
 
     def carry_on_device(values, cluster, num_clusters):  # _carry on the device
@@ -154,8 +195,8 @@ def _coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_lev
     current = level_to_device(hypergraph)
     current_fixed = None if fixed is None else to_device(np.asarray(fixed))
     current_communities = None if communities is None else to_device(np.asarray(communities))
-    device_levels = []
-    while len(device_levels) < levels and current["vertex_offsets"].shape[0] - 1 > limit:
+    hierarchy = DeviceHierarchy(hypergraph)
+    while len(hierarchy.levels) < levels and current["vertex_offsets"].shape[0] - 1 > limit:
         started = time.perf_counter()
         n = current["vertex_offsets"].shape[0] - 1
         merge_key = _merge_key(current_fixed, current_communities, k)
@@ -167,15 +208,10 @@ def _coarsen_on_device(hypergraph, k, config, epsilon, fixed, max_levels, on_lev
         current_communities = carry_on_device(current_communities, cluster, num_clusters)
         cuda.synchronize()
         seconds = time.perf_counter() - started
-        device_levels.append((current, cluster, current_fixed, seconds))
-        _report(on_level, len(device_levels) - 1, n, current["net_offsets"].shape[0] - 1,
+        hierarchy.levels.append((current, cluster, current_fixed, seconds))
+        _report(on_level, len(hierarchy.levels) - 1, n, current["net_offsets"].shape[0] - 1,
                 current["pin_vertices"].shape[0], num_clusters, seconds)
         current, current_fixed = coarse, coarse_fixed
-    hierarchy = Hierarchy()
-    for index, (level, cluster, level_fixed, seconds) in enumerate(device_levels):
-        host = hypergraph if index == 0 else level_to_host(level)
-        hierarchy.levels.append(Level(host, to_host(cluster), None if level_fixed is None else to_host(level_fixed),
-                                      seconds))
-    hierarchy.coarsest = hypergraph if not device_levels else level_to_host(current)
-    hierarchy.coarsest_fixed = None if current_fixed is None else to_host(current_fixed)
+    hierarchy.coarsest = current
+    hierarchy.coarsest_fixed = current_fixed
     return hierarchy

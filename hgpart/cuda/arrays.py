@@ -63,3 +63,16 @@ def scalar(array, index: int = 0) -> int:
 def count_nonzero(array) -> int:
     """How many elements of a device array are non-zero, on the host."""
     return int(xp().count_nonzero(array))
+
+
+def reset_device_memory_peak() -> None:
+    """Return CuPy's cached free blocks to the device, so that :func:`device_memory_peak` measures from here."""
+    if not SIMULATED:
+        xp().get_default_memory_pool().free_all_blocks()
+
+
+def device_memory_peak() -> int:
+    """Bytes CuPy's memory pool holds: it keeps freed blocks for reuse and grows only when live arrays need
+    more, so after :func:`reset_device_memory_peak` this is the peak of the arrays CuPy allocated (numba's own
+    allocations, a few scalars, not included). 0 under the simulator."""
+    return 0 if SIMULATED else int(xp().get_default_memory_pool().total_bytes())

@@ -89,8 +89,9 @@ def parse_hgr(data: bytes, file: str) -> Hypergraph:
 
 
 def write_hgr(hypergraph: Hypergraph, path: str) -> None:
-    """Write ``.hgr``; fmt 1/10/11 only where weights differ from one."""
-    has_net_weights = bool(np.any(hypergraph.net_weights != 1))
+    """Write ``.hgr``; fmt 1/10/11 only where weights differ from one, or where a net is empty (a blank line
+    would be skipped by readers; with its weight the line is kept)."""
+    has_net_weights = bool(np.any(hypergraph.net_weights != 1)) or bool(np.any(np.diff(hypergraph.net_offsets) == 0))
     has_vertex_weights = bool(np.any(hypergraph.vertex_weights != 1))
     fmt = (1 if has_net_weights else 0) + (10 if has_vertex_weights else 0)
     with atomic_output(path, binary=True) as handle:

@@ -1,0 +1,140 @@
+"""CPU twin of the GPU refinement (:mod:`.gpu_refiner`): the same Jet-style rounds, step for step, with
+numba njit, so that the GPU path's partitions can be reproduced (and their quality measured) without a GPU.
+
+A round: rate every movable vertex not moved in the previous round (:func:`.gains.best_move`, only
+adjacent blocks); the candidates are those with gain > 0 or gain >= -floor(c * internal) (Jet's rule:
+internal is the weight of the vertex's nets with another pin in its block), ranked by (gain descending,
+id); the afterburner replays the ranked moves on a copy of Phi and keeps those whose gain, measured after
+all better-ranked moves, is >= 0; into each block the kept moves are accepted in rank order while the
+block stays within its bound; the accepted moves are applied. The best partition of all rounds is
+returned; a level stops after STALE_ROUNDS rounds without a new best.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+from ..hypergraph import scatter_sum
+from .gains import apply_move, best_move, compute_pin_counts, gains_to_blocks
+
+STALE_ROUNDS = 4  # rounds without a new best before a level stops (CPU twin, GPU and model alike)
+
+
+@numba.njit(cache=True)
+def _objective(net_offsets, net_weights, pin_counts, k, cut_objective):
+    total = np.int64(0)
+    for e in range(net_offsets.shape[0] - 1):
+        if net_offsets[e + 1] - net_offsets[e] < 2:
+            continue
+        connectivity = 0
+        for b in range(k):
+            if pin_counts[e * k + b] > 0:
+                connectivity += 1
+        if cut_objective:
+            if connectivity > 1:
+                total += net_weights[e]
+        else:
+            total += net_weights[e] * (connectivity - 1)
+    return total
+
+
+@numba.njit(cache=True)
+def _move_gain(v, target, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k,
+               cut_objective, gain, adjacent):
+    """Gain of moving v to ``target`` on this Phi (scratch ``gain``/``adjacent`` zero on entry and exit)."""
+    common = gains_to_blocks(v, partition[v], net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts,
+                             k, cut_objective, gain, adjacent)
+    result = gain[target] + common
+    for b in range(k):
+        gain[b] = 0
+        adjacent[b] = False
+    return result
+
+
+@numba.njit(cache=True)
+def _jet_round(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+               block_weights, max_block_weights, k, active, cut_objective, tolerance):
+    n = vertex_offsets.shape[0] - 1
+    gain = np.zeros(k, dtype=np.int64)
+    adjacent = np.zeros(k, dtype=np.bool_)
+    targets = np.full(n, -1, dtype=np.int32)
+    gains = np.zeros(n, dtype=np.int64)
+    count = 0
+    for v in range(n):
+        if active[v]:
+            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
+                                  True, gain, adjacent)
+            internal = np.int64(0)
+            for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+                e = incident_nets[q]
+                if net_offsets[e + 1] - net_offsets[e] >= 2 and pin_counts[e * k + partition[v]] > 1:
+                    internal += net_weights[e]
+            if target >= 0 and (g > 0 or g >= -math.floor(internal * tolerance)):
+                targets[v] = target
+                gains[v] = g
+                count += 1
+    if count == 0:
+        return np.empty(0, dtype=np.int64)
+    candidates = np.empty(count, dtype=np.int64)
+    count = 0
+    for v in range(n):
+        if targets[v] >= 0:
+            candidates[count] = v
+            count += 1
+    order = np.argsort(-gains[candidates], kind="mergesort")  # stable: ties stay in id order
+    replay_partition = partition.copy()
+    replay_counts = pin_counts.copy()
+    replay_weights = block_weights.copy()
+    incoming = np.zeros(k, dtype=np.int64)
+    accepted = np.empty(count, dtype=np.int64)
+    num_accepted = 0
+    for position in range(count):
+        v = candidates[order[position]]
+        target = targets[v]
+        recomputed = _move_gain(v, target, replay_partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                replay_counts, k, cut_objective, gain, adjacent)
+        apply_move(v, target, replay_partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                   replay_counts, replay_weights, k)
+        if recomputed >= 0:
+            incoming[target] += vertex_weights[v]
+            if block_weights[target] + incoming[target] <= max_block_weights[target]:
+                accepted[num_accepted] = v
+                num_accepted += 1
+    for i in range(num_accepted):
+        v = accepted[i]
+        apply_move(v, targets[v], partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+                   block_weights, k)
+    return accepted[:num_accepted]
+
+
+def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objective=False, movable=None,
+               tolerance=0.25) -> np.ndarray:
+    """The CPU twin of :func:`.gpu_refiner.refine_device`: returns the best partition seen (a new array)."""
+    partition = np.array(partition, dtype=np.int32)
+    movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else np.asarray(movable, np.bool_)
+    max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
+    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
+    block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
+    best_objective = _objective(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
+    best, stale = partition.copy(), 0
+    active = movable
+    for _ in range(rounds):
+        moved = _jet_round(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                           hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
+                           max_block_weights, k, active, cut_objective, tolerance)
+        if moved.shape[0] == 0:
+            break
+        active = movable.copy()
+        active[moved] = False
+        objective = _objective(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
+        if objective < best_objective:
+            best_objective, best, stale = objective, partition.copy(), 0
+        else:
+            stale += 1
+            if stale >= STALE_ROUNDS:
+                break
+    return best

@@ -1,0 +1,216 @@
+"""GPU refinement (Jet-style rounds, afterburner, rebalancer) against its numpy model, whose gains are
+brute force; the model against the CPU path's gains; the GPU V-cycle against the CPU path."""
+
+import numpy as np
+import pytest
+
+from hgpart import Hypergraph, generate
+from hgpart.metrics import evaluate, max_block_weight
+from hgpart.refinement import jet_model
+from hgpart.refinement.gains import best_move, compute_pin_counts
+
+from .conftest import DATA
+
+REFINEMENT_KERNELS = {
+    "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
+    "rate_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int32[:], int64[:], "
+                         "int64[:], int64, boolean, boolean, int8[:], int32[:], int64[:], int64[:])",
+    "incidence_keys_kernel": "void(int32[:], int64[:], int32[:], int64[:], int64[:])",
+    "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int32[:], int64, boolean, "
+                          "int32[:], int64[:])",
+    "apply_moves_kernel": "void(int32[:], int32[:], int64[:], int32[:], int64, int32[:], int32[:])",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFINEMENT_KERNELS))
+def test_refinement_kernels_compile_to_ptx(name):
+    cuda = pytest.importorskip("numba.cuda")
+    from hgpart.refinement import gpu_refiner
+
+    ptx, _ = cuda.compile_ptx(getattr(gpu_refiner, name).py_func, REFINEMENT_KERNELS[name], cc=(9, 0))
+    assert ".entry" in ptx
+    if name == "rate_moves_kernel":
+        assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks
+
+
+def tiny(seed, n=24, nets=30, weighted=True):
+    """A random hypergraph of a few hundred pins, with net and vertex weights."""
+    rng = np.random.default_rng(seed)
+    pin_lists = [rng.choice(n, size=int(rng.integers(1, 6)), replace=False) for _ in range(nets)]
+    net_weights = rng.integers(1, 4, size=nets) if weighted else None
+    vertex_weights = rng.integers(1, 3, size=n) if weighted else None
+    return Hypergraph.from_pin_lists(pin_lists, n, net_weights=net_weights, vertex_weights=vertex_weights)
+
+
+def balanced_random(hypergraph, k, epsilon, seed):
+    """A random partition within the bound (greedy by weight into the lightest block), and the bounds."""
+    rng = np.random.default_rng(seed)
+    bound = max_block_weight(hypergraph.total_vertex_weight, k, epsilon)
+    blocks = np.zeros(hypergraph.num_vertices, dtype=np.int32)
+    loads = np.zeros(k, dtype=np.int64)
+    for v in rng.permutation(hypergraph.num_vertices):
+        blocks[v] = int(np.argmin(loads + rng.random(k) * 0.5))
+        loads[blocks[v]] += hypergraph.vertex_weights[v]
+    if loads.max() > bound:
+        blocks = (np.arange(hypergraph.num_vertices) % k).astype(np.int32)
+    return blocks, np.full(k, bound, dtype=np.int64)
+
+
+@pytest.mark.parametrize("cut_objective", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_model_gains_equal_the_cpu_paths_best_move(seed, cut_objective):
+    """Two independent gain computations: brute force (the model) and Phi-based (the CPU path)."""
+    hypergraph = tiny(seed)
+    k = 3
+    blocks, bounds = balanced_random(hypergraph, k, 0.2, seed)
+    active = np.ones(hypergraph.num_vertices, dtype=bool)
+    targets, gains = jet_model.best_moves(hypergraph, blocks, k, bounds, cut_objective, True, active)
+    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+    block_weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
+    scratch_gain, scratch_adjacent = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.bool_)
+    for v in range(hypergraph.num_vertices):
+        target, gain = best_move(v, blocks, hypergraph.net_offsets, hypergraph.vertex_offsets,
+                                 hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights,
+                                 pin_counts, block_weights, bounds, k, cut_objective, True, scratch_gain,
+                                 scratch_adjacent)
+        assert (targets[v], gains[v] if targets[v] >= 0 else 0) == (target, gain if target >= 0 else 0), v
+
+
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_model_refinement_improves_and_keeps_balance(cut_objective):
+    for seed in range(3):
+        hypergraph = tiny(seed, n=40, nets=60)
+        k = 4
+        blocks, bounds = balanced_random(hypergraph, k, 0.1, seed)
+        before = jet_model.objective(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights, blocks,
+                                     cut_objective)
+        refined = jet_model.refine(hypergraph, blocks, k, bounds, 8, cut_objective)
+        after = jet_model.objective(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights, refined,
+                                    cut_objective)
+        assert after < before
+        assert np.bincount(refined, weights=hypergraph.vertex_weights, minlength=k).max() <= bounds[0]
+
+
+def test_model_rebalancer_restores_balance():
+    hypergraph = tiny(7, n=40, nets=60)
+    k = 4
+    blocks = np.zeros(hypergraph.num_vertices, dtype=np.int32)  # everything in block 0
+    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.05), dtype=np.int64)
+    rebalanced, balanced = jet_model.rebalance(hypergraph, blocks, k, bounds)
+    assert balanced
+    assert np.bincount(rebalanced, weights=hypergraph.vertex_weights, minlength=k).max() <= bounds[0]
+
+
+# ------------------------------------------------------------------------------------------ on the device
+def device_cases(count):
+    for seed in range(count):
+        hypergraph = tiny(10 + seed, n=30 + 5 * seed, nets=45)
+        k = (2, 3, 5, 4)[seed % 4]
+        movable = None
+        if seed % 2:
+            movable = np.ones(hypergraph.num_vertices, dtype=bool)
+            movable[::7] = False
+        yield hypergraph, k, movable
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_device_refinement_equals_the_model(cut_objective):
+    """Rating, afterburner, balance rule, rounds and the rebalancer: GPU == model, array for array."""
+    from hgpart.coarsening.gpu_contraction import level_to_device
+    from hgpart.cuda.arrays import SIMULATED, to_device, to_host
+    from hgpart.refinement.gpu_refiner import DeviceLevelState, rebalance_device, refine_device
+
+    for hypergraph, k, movable in device_cases(2 if SIMULATED else 8):
+        blocks, bounds = balanced_random(hypergraph, k, 0.1, 3)
+        level = level_to_device(hypergraph)
+        active = np.ones(hypergraph.num_vertices, dtype=bool) if movable is None else movable
+        state = DeviceLevelState(level, to_device(blocks.copy()), k)
+        for only_adjacent in (True, False):
+            targets, gains, internals = state.rate(to_device(bounds), cut_objective, only_adjacent,
+                                        to_device(active.astype(np.int8)))
+            expected = jet_model.best_moves(hypergraph, blocks, k, bounds, cut_objective, only_adjacent, active)
+            np.testing.assert_array_equal(to_host(targets), expected[0])
+            np.testing.assert_array_equal(to_host(gains), expected[1])
+            np.testing.assert_array_equal(to_host(internals)[active],
+                                          jet_model.internal_weights(hypergraph, blocks)[active])
+        assert state.objective(cut_objective) == jet_model.objective(
+            hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights, blocks, cut_objective)
+        device_movable = None if movable is None else to_device(movable)
+        for tolerance in (0.25, 0.75):
+            refined = refine_device(level, to_device(blocks.copy()), k, bounds, 6, cut_objective, device_movable,
+                                    tolerance)
+            np.testing.assert_array_equal(to_host(refined), jet_model.refine(hypergraph, blocks, k, bounds, 6,
+                                                                             cut_objective, movable, tolerance))
+        crowded = np.where(np.arange(hypergraph.num_vertices) % 3 == 0, 0, blocks).astype(np.int32)
+        got, got_balanced = rebalance_device(level, to_device(crowded), k, bounds, cut_objective, device_movable)
+        want, want_balanced = jet_model.rebalance(hypergraph, crowded, k, bounds, cut_objective, movable)
+        assert got_balanced == want_balanced
+        np.testing.assert_array_equal(to_host(got), want)
+
+
+def twin_partition(hypergraph, k, objective, seed):
+    """The GPU path's partition computed on the CPU: CPU coarsening (equal to the GPU's), the same initial
+    partition, and the njit twin of the GPU refinement on every level."""
+    from hgpart.coarsening import coarsen
+    from hgpart.config import make_config
+    from hgpart.multilevel import _initial, uncoarsen_jet
+
+    config = make_config(k, 0.03, objective, seed)
+    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
+    hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
+    blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut")
+    return uncoarsen_jet(hierarchy, blocks, k, bounds, config, objective == "cut")
+
+
+def test_cpu_twin_of_the_gpu_path_is_balanced_and_close_to_the_cpu_path():
+    from hgpart.io import read_hypergraph
+    from hgpart.multilevel import partition
+
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    for k in (2, 8):
+        twin = evaluate(hypergraph, twin_partition(hypergraph, k, "km1", 1), k, 0.03)
+        cpu = partition(hypergraph, k, seed=1)
+        assert twin.balanced and twin.km1 <= 1.1 * cpu.metrics.km1, (k, twin.km1, cpu.metrics.km1)
+
+
+@pytest.mark.gpu
+def test_gpu_partition_equals_its_cpu_twin():
+    """partition(device="gpu") == CPU coarsening + initial partition + refinement.jet on every level; balanced;
+    deterministic; its quality against the CPU path (LP + FM + V-cycle) printed."""
+    from hgpart.io import read_hypergraph
+    from hgpart.multilevel import partition
+
+    cases = [(read_hypergraph(str(DATA / "ibm01.hgr")), "ibm01"), (generate.evenly(20000, seed=2), "evenly 20k")]
+    for hypergraph, name in cases:
+        for k in (2, 8, 32):
+            for objective in ("km1", "cut"):
+                gpu = partition(hypergraph, k, objective=objective, seed=1, device="gpu")
+                assert gpu.device == "gpu" and gpu.device_memory_bytes > 0
+                np.testing.assert_array_equal(gpu.partition, twin_partition(hypergraph, k, objective, 1),
+                                              err_msg=f"{name} k={k} {objective}")
+                check = evaluate(hypergraph, gpu.partition, k, 0.03)
+                assert check.balanced, (name, k, objective)
+                again = partition(hypergraph, k, objective=objective, seed=1, device="gpu")
+                np.testing.assert_array_equal(again.partition, gpu.partition)  # deterministic
+                cpu = partition(hypergraph, k, objective=objective, seed=1, device="cpu")
+                value = check.km1 if objective == "km1" else check.cut
+                reference = cpu.metrics.km1 if objective == "km1" else cpu.metrics.cut
+                print(f"{name} k={k} {objective}: gpu {value} cpu {reference} ratio {value / max(reference, 1):.3f} "
+                      f"gpu {gpu.seconds['total']:.3f} s cpu {cpu.seconds['total']:.3f} s")
+
+
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_cpu_twin_equals_the_model(cut_objective):
+    """refinement.jet (njit, the CPU twin of the GPU rounds) against the brute-force numpy model."""
+    from hgpart.refinement.jet import jet_refine
+
+    changed = 0
+    for hypergraph, k, movable in device_cases(6):
+        blocks, bounds = balanced_random(hypergraph, k, 0.1, 3)
+        tolerance = (0.25, 0.75)[k % 2]
+        refined = jet_refine(hypergraph, blocks, k, bounds, 6, cut_objective, movable, tolerance)
+        np.testing.assert_array_equal(refined, jet_model.refine(hypergraph, blocks, k, bounds, 6, cut_objective,
+                                                                movable, tolerance))
+        changed += bool((refined != blocks).any())
+    assert changed >= 4
