@@ -183,10 +183,11 @@ def _tolerances(num_levels: int, config: PartitionConfig) -> list:
 def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:
     """GPU twin of :func:`uncoarsen` on a :class:`~.coarsening.coarsener.DeviceHierarchy`: the coarsest
     partition (host) goes to the device, is refined, projected (Eq. 5: a gather) and refined level by level
-    (:func:`.refinement.gpu_refiner.refine_device`), and comes back once. :func:`uncoarsen_jet` is its
+    (:func:`.refinement.gpu_refiner.refine_device`; a level that is over the bound, which only the
+    coarsest can be, is rebalanced on the device first), and comes back once. :func:`uncoarsen_jet` is its
     CPU twin."""
     from .cuda.arrays import to_host
-    from .refinement.gpu_refiner import refine_device, upload_blocks
+    from .refinement.gpu_refiner import balanced_on_device, rebalance_device, refine_device, upload_blocks
 
     rounds = config.refinement.gpu_rounds
     tolerances = _tolerances(len(hierarchy.levels), config)
@@ -194,19 +195,23 @@ def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConf
     def movable(level_fixed):
         return None if level_fixed is None else level_fixed < 0
 
-    device_blocks = upload_blocks(blocks)
-    device_blocks = refine_device(hierarchy.coarsest, device_blocks, k, max_weights, rounds, cut_objective,
-                                  movable(hierarchy.coarsest_fixed), tolerances[0])
+    def refine_level(level, device_blocks, level_fixed, tolerance):
+        if not balanced_on_device(device_blocks, level["vertex_weights"], k, max_weights):
+            device_blocks, _ = rebalance_device(level, device_blocks, k, max_weights, cut_objective,
+                                                movable(level_fixed))
+        return refine_device(level, device_blocks, k, max_weights, rounds, cut_objective, movable(level_fixed),
+                             tolerance)
+
+    device_blocks = refine_level(hierarchy.coarsest, upload_blocks(blocks), hierarchy.coarsest_fixed, tolerances[0])
     for (level, cluster, level_fixed, _), tolerance in zip(reversed(hierarchy.levels), tolerances[1:]):
-        device_blocks = device_blocks[cluster]
-        device_blocks = refine_device(level, device_blocks, k, max_weights, rounds, cut_objective,
-                                      movable(level_fixed), tolerance)
+        device_blocks = refine_level(level, device_blocks[cluster], level_fixed, tolerance)
     return to_host(device_blocks)
 
 
 def uncoarsen_jet(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:
     """:func:`uncoarsen_on_device` on the CPU (a host :class:`~.coarsening.coarsener.Hierarchy`, the njit
-    twin :func:`.refinement.jet.jet_refine`): the same partition, for checking the GPU path."""
+    twin :func:`.refinement.jet.jet_refine`): the same partition, for checking the GPU path, whenever the
+    coarsest partition is balanced (the GPU's rebalancer is checked against :mod:`.refinement.jet_model`)."""
     from .refinement.jet import jet_refine
 
     rounds = config.refinement.gpu_rounds

@@ -75,7 +75,7 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
                 gains[v] = 0
                 internals[v] = 0
             continue
-        for j in range(BLOCKS_PER_LANE):
+        for j in range(owned):
             affinity[j] = 0
             adjacent[j] = 0
         source = blocks[v]
@@ -285,6 +285,13 @@ class DeviceLevelState:
 def block_weights_device(blocks, vertex_weights, k: int):
     """int64[k]: the weight of each block."""
     return scatter(scatter_add_kernel, blocks, vertex_weights, xp().zeros(k, dtype=xp().int64))
+
+
+def balanced_on_device(blocks, vertex_weights, k: int, max_block_weights) -> bool:
+    """Whether every block weighs at most its bound."""
+    x = xp()
+    weights = block_weights_device(blocks, vertex_weights, k)
+    return bool((weights <= x.asarray(max_block_weights, dtype=x.int64)).all())
 
 
 def _within_bounds(destinations, weights, ranks, block_weights, max_block_weights):
