@@ -14,7 +14,7 @@ import click
 
 from . import __version__
 from .console import Reporter, print_json
-from .errors import DeviceError, InfeasibleError, InputError
+from .errors import DeviceError, DeviceMemoryError, InfeasibleError, InputError
 
 FORMAT_CHOICE = click.Choice(["hgr", "mtx", "metis", "gr", "edgelist"])
 
@@ -332,7 +332,14 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
     jit_seconds = warm_up(objective, device_used)
-    result = run_partition(hypergraph, k, fixed=fixed, config=config, device=device_used)
+    try:
+        result = run_partition(hypergraph, k, fixed=fixed, config=config, device=device_used)
+    except DeviceMemoryError as error:
+        if device != "auto":
+            raise
+        Reporter(quiet).log(f"note: {error.args[0].split('; ')[0]}; running on the CPU")
+        device_used = "cpu"
+        result = run_partition(hypergraph, k, fixed=fixed, config=config, device=device_used)
     write_partition(result.partition, output)
     metrics = result.metrics
     summary = {"file": file, "output": output, "k": k, "epsilon": epsilon, "objective": objective, "seed": seed,

@@ -37,5 +37,9 @@ class DeviceError(RuntimeError):
     """The requested device cannot run the job (no GPU, not enough memory, feature missing)."""
 
 
+class DeviceMemoryError(DeviceError):
+    """The GPU has too little memory for the job (``--device auto`` then runs it on the CPU)."""
+
+
 class InfeasibleError(RuntimeError):
     """No partition satisfying the balance constraint could be produced."""

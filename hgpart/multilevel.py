@@ -6,7 +6,8 @@ Two devices run the same cycle. ``cpu``: numba njit on all cores, label propagat
 plus ``v_cycles`` extra V-cycles. ``gpu``: the input is copied to the device once, every level is coarsened
 there and stays there; only the coarsest hypergraph (small) comes back for the CPU's initial-partitioning
 portfolio; projection and refinement (Jet-style rounds, :mod:`.refinement.gpu_refiner`) run on the device
-level by level, and the partition comes back once."""
+level by level, and the partition comes back once (once more per extra V-cycle, which coarsens again on
+the device with the partition as fixed blocks)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import numpy as np
 from .coarsening import coarsen
 from .coarsening.coarsener import project
 from .config import PartitionConfig, make_config
-from .errors import InfeasibleError, InputError
+from .errors import DeviceMemoryError, InfeasibleError, InputError
 from .graphs.louvain import hypergraph_communities
 from .hypergraph import Hypergraph
 from .initial import initial_partition
@@ -90,6 +91,8 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
 
     Raises
     ------
+    DeviceMemoryError
+        ``device="gpu"`` and the GPU has too little memory for this input.
     InfeasibleError
         When no partition within the balance bound was found (e.g. a vertex heavier than a block may be).
     """
@@ -116,7 +119,7 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
         if config.coarsening.communities else None
     memory = 0
     if device == "gpu":
-        blocks, levels, coarsened, initialized, memory = _v_cycle_on_device(
+        blocks, levels, coarsened, initialized, memory = _on_device_or_memory_error(
             hypergraph, k, epsilon, max_weights, config, cut_objective, fixed, communities, on_level)
     else:
         hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level,
@@ -152,6 +155,26 @@ def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_obje
     return blocks
 
 
+def _on_device_or_memory_error(hypergraph, k, *args):
+    """:func:`_v_cycle_on_device`, with running out of device memory turned into one DeviceMemoryError:
+    at once when the pin counts Phi(e, b) of the input alone (4 bytes per net and block) exceed the free
+    memory, else when an allocation fails."""
+    from .cuda.arrays import free_device_bytes, is_out_of_memory
+
+    what = f"{hypergraph.num_pins} pins, {hypergraph.num_nets} nets, k={k}"
+    phi_bytes = 4 * hypergraph.num_nets * k
+    free = free_device_bytes()
+    if free is not None and phi_bytes > free:
+        raise DeviceMemoryError(f"the GPU has {free / 1e9:.1f} GB free, but the pin counts of {what} alone take "
+                                f"{phi_bytes / 1e9:.1f} GB; use --device cpu")
+    try:
+        return _v_cycle_on_device(hypergraph, k, *args)
+    except Exception as error:
+        if not is_out_of_memory(error):
+            raise
+        raise DeviceMemoryError(f"the GPU ran out of memory on {what}; use --device cpu") from None
+
+
 def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objective, fixed, communities, on_level):
     """The GPU path: (blocks, level rows, time coarsened, time initialised, peak device bytes)."""
     from .coarsening.coarsener import coarsen_on_device
@@ -170,6 +193,10 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective)
     initialized = time.perf_counter()
     blocks = uncoarsen_on_device(hierarchy, blocks, k, max_weights, config, cut_objective)
+    input_level = hierarchy.levels[0][0] if hierarchy.levels else hierarchy.coarsest
+    for _ in range(config.refinement.v_cycles):
+        blocks = v_cycle_on_device(hypergraph, input_level, blocks, k, epsilon, max_weights, config, cut_objective,
+                                   fixed, communities)
     return blocks, hierarchy.summary(), coarsened, initialized, device_memory_peak()
 
 
@@ -237,16 +264,38 @@ def uncoarsen(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_ob
 
 
 def v_cycle(hypergraph, blocks, k, epsilon, max_weights, config: PartitionConfig, cut_objective: bool, fixed=None,
-            communities=None):
+            communities=None, uncoarsen_function=None):
     """One more V-cycle: coarsen again without merging vertices of different blocks (the partition acts
-    as fixed blocks for coarsening only), then refine from the induced coarse partition upward. The
+    as fixed blocks for coarsening only), then refine from the induced coarse partition upward
+    (``uncoarsen_function``: :func:`uncoarsen`, or :func:`uncoarsen_jet` for the GPU path's CPU twin). The
     objective never gets worse: the coarse partition has the same km1 and cut as ``blocks``."""
     hierarchy = coarsen(hypergraph, k, config.coarsening, epsilon, blocks, communities=communities)
     coarse_blocks = hierarchy.coarsest_fixed
     for level in hierarchy.levels:  # free the vertices again; the user's fixed vertices stay fixed
         level.fixed = None if fixed is None else _project_fixed(fixed, hierarchy, level)
     hierarchy.coarsest_fixed = None if fixed is None else _project_fixed(fixed, hierarchy, None)
-    return uncoarsen(hierarchy, coarse_blocks, k, max_weights, config, cut_objective)
+    return (uncoarsen_function or uncoarsen)(hierarchy, coarse_blocks, k, max_weights, config, cut_objective)
+
+
+def v_cycle_on_device(hypergraph, input_level, blocks, k, epsilon, max_weights, config: PartitionConfig,
+                      cut_objective: bool, fixed=None, communities=None) -> np.ndarray:
+    """:func:`v_cycle` on the GPU: the input level is already on the device; ``blocks`` (host) goes there,
+    acts as fixed blocks for coarsening, and the partition refined by :func:`uncoarsen_on_device` comes back."""
+    from .coarsening.coarsener import carry_on_device, coarsen_on_device
+    from .cuda.arrays import to_host
+    from .refinement.gpu_refiner import upload_blocks
+
+    hierarchy = coarsen_on_device(hypergraph, k, config.coarsening, epsilon, upload_blocks(blocks),
+                                  communities=communities, input_level=input_level)
+    coarse_blocks = to_host(hierarchy.coarsest_fixed)
+    user_fixed = None if fixed is None else upload_blocks(fixed)
+    levels = []
+    for index, (level, cluster, _, seconds) in enumerate(hierarchy.levels):  # free the vertices again
+        levels.append((level, cluster, user_fixed, seconds))
+        coarser = hierarchy.levels[index + 1][0] if index + 1 < len(hierarchy.levels) else hierarchy.coarsest
+        user_fixed = carry_on_device(user_fixed, cluster, coarser["vertex_offsets"].shape[0] - 1)
+    hierarchy.levels, hierarchy.coarsest_fixed = levels, user_fixed
+    return uncoarsen_on_device(hierarchy, coarse_blocks, k, max_weights, config, cut_objective)
 
 
 def _project_fixed(fixed, hierarchy, level):

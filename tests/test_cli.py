@@ -245,3 +245,31 @@ def test_coarsen_on_the_gpu_writes_the_cpus_levels(tmp_path):
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["instances"]
     assert row["agree"] and row["gpu map s"] > 0 and sum(row["bins"]) == 12752
+
+
+def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
+    """--device gpu: one line; auto: a note, then the CPU path (the summary says so)."""
+    import hgpart.device
+    import hgpart.multilevel
+
+    class OutOfMemoryError(MemoryError):  # what CuPy raises, by name
+        pass
+
+    def exhausted(*args, **kwargs):
+        raise OutOfMemoryError("Out of memory allocating 8,000,000,000 bytes")
+
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)
+    monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
+    monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda objective="km1", device="cpu": 0.0)
+    monkeypatch.setattr(hgpart.multilevel, "_v_cycle_on_device", exhausted)
+    monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: None)
+    output = tmp_path / "ibm01.part.2"
+    result = run("partition", IBM01, "-k", 2, "--device", "gpu", "-o", output)
+    assert_one_line_error(result, "the GPU ran out of memory", "--device cpu")
+    assert not output.exists()
+    result = run("partition", IBM01, "-k", 2, "--device", "auto", "-o", output, "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["device"] == "cpu" and output.exists()
+    assert "ran out of memory" in result.stderr and "running on the CPU" in result.stderr
+    monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: 1000)  # Phi alone does not fit
+    assert_one_line_error(run("partition", IBM01, "-k", 2, "--device", "gpu", "-o", output), "GB free")

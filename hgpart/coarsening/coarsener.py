@@ -171,30 +171,44 @@ class DeviceHierarchy:
         return rows
 
 
+def carry_on_device(values, cluster, num_clusters: int):
+    """:func:`_carry` on the device: each coarse vertex takes the largest value of its fine vertices
+    (fixed blocks, communities; -1 = none)."""
+    if values is None:
+        return None
+    from ..cuda.arrays import xp
+    from ..cuda.primitives import scatter, scatter_max_kernel
+
+    return scatter(scatter_max_kernel, cluster, values, xp().full(num_clusters, -1, dtype=values.dtype))
+
+
+def _on_device(values):
+    """A host array on the device; a device array (CuPy, or numpy under the simulator) as it is."""
+    from ..cuda.arrays import to_device
+
+    if values is None or (not isinstance(values, np.ndarray) and hasattr(values, "__cuda_array_interface__")):
+        return values
+    return to_device(np.asarray(values))
+
+
 def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fixed=None, max_levels=None,
-                      on_level=None, communities=None) -> DeviceHierarchy:
-    """``coarsen`` with every level computed on the GPU: the input goes to the device once, each level's
-    map and contraction stay there (:func:`.gpu_matching.compute_clustering_device`,
-    :func:`.gpu_contraction.contract_device`); the levels stay on the device (``DeviceHierarchy.to_host``
-    copies them back)."""
+                      on_level=None, communities=None, input_level=None) -> DeviceHierarchy:
+    """``coarsen`` with every level computed on the GPU: the input goes to the device once (or not at all:
+    ``input_level``, its arrays already there), each level's map and contraction stay there
+    (:func:`.gpu_matching.compute_clustering_device`, :func:`.gpu_contraction.contract_device`); the levels
+    stay on the device (``DeviceHierarchy.to_host`` copies them back). ``fixed`` and ``communities`` may
+    be host or device arrays."""
     from numba import cuda
 
-    from ..cuda.arrays import to_device, xp
-    from ..cuda.primitives import scatter, scatter_max_kernel
     from .gpu_contraction import contract_device, level_to_device
     from .gpu_matching import compute_clustering_device
-
-    def carry_on_device(values, cluster, num_clusters):  # _carry on the device
-        if values is None:
-            return None
-        return scatter(scatter_max_kernel, cluster, values, xp().full(num_clusters, -1, dtype=values.dtype))
 
     limit = contraction_limit(k, config)
     max_weight = max_cluster_weight(hypergraph, k, config, epsilon)
     levels = config.max_levels if max_levels is None else max_levels
-    current = level_to_device(hypergraph)
-    current_fixed = None if fixed is None else to_device(np.asarray(fixed))
-    current_communities = None if communities is None else to_device(np.asarray(communities))
+    current = level_to_device(hypergraph) if input_level is None else input_level
+    current_fixed = _on_device(fixed)
+    current_communities = _on_device(communities)
     hierarchy = DeviceHierarchy(hypergraph)
     while len(hierarchy.levels) < levels and current["vertex_offsets"].shape[0] - 1 > limit:
         started = time.perf_counter()

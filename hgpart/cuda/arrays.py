@@ -76,3 +76,20 @@ def device_memory_peak() -> int:
     more, so after :func:`reset_device_memory_peak` this is the peak of the arrays CuPy allocated (numba's own
     allocations, a few scalars, not included). 0 under the simulator."""
     return 0 if SIMULATED else int(xp().get_default_memory_pool().total_bytes())
+
+
+def is_out_of_memory(error: BaseException) -> bool:
+    """Whether ``error`` says the device ran out of memory (CuPy's OutOfMemoryError, or a CUDA driver error
+    CUDA_ERROR_OUT_OF_MEMORY raised through numba)."""
+    return type(error).__name__ == "OutOfMemoryError" or "OUT_OF_MEMORY" in str(error)
+
+
+def free_device_bytes() -> int | None:
+    """Free device memory in bytes plus what CuPy's pool holds unused, or None under the simulator."""
+    if SIMULATED:
+        return None
+    from numba import cuda
+
+    free, _ = cuda.current_context().get_memory_info()
+    pool = xp().get_default_memory_pool()
+    return int(free) + int(pool.total_bytes() - pool.used_bytes())

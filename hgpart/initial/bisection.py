@@ -92,6 +92,8 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     gain = np.zeros(2, dtype=np.int64)
     adjacent = np.zeros(2, dtype=np.bool_)
     order = np.random.permutation(n)
+    updated = np.full(n, -1, dtype=np.int64)  # the move that last re-rated each vertex: once per move
+    moves = 0
     next_start = 0
     while block_weights[0] < target0:
         if size[0] == 0:
@@ -105,11 +107,13 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
             continue
         apply_move(v, 0, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
                    block_weights, 2)
+        moves += 1
         for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
             e = incident_nets[q]
             for p in range(net_offsets[e], net_offsets[e + 1]):
                 u = pin_vertices[p]
-                if partition[u] == 1 and fixed_side[u] < 0:
+                if partition[u] == 1 and fixed_side[u] < 0 and updated[u] != moves:
+                    updated[u] = moves
                     common = gains_to_blocks(u, 1, net_offsets, vertex_offsets, incident_nets, net_weights,
                                              pin_counts, 2, cut_objective, gain, adjacent)
                     heap_push_or_update(heap, keys, position, size, u, common + gain[0])
