@@ -59,11 +59,17 @@ class InitialConfig:
         propagation.
     fm_candidates : int
         The best this many runs are then refined by FM; the best result wins.
+    pin_budget : int
+        Caps the portfolio on hypergraphs with many pins (evenly connected inputs keep most pins at the
+        coarsest level): runs x algorithms and FM candidates are each cut so that their count times the
+        pins stays within this budget, keeping at least one run of each algorithm and one FM candidate.
+        Coarsest levels below pin_budget / 20 pins (all of ../shared/data) are not affected.
     """
 
     runs: int = 5
     algorithms: tuple = ("random", "bfs", "greedy", "label-propagation")
     fm_candidates: int = 20
+    pin_budget: int = 4_000_000
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,7 @@ def test_device_refinement_equals_the_model(cut_objective):
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement.gpu_refiner import DeviceLevelState, rebalance_device, refine_device
 
-    for hypergraph, k, movable in device_cases(2 if SIMULATED else 8):
+    for hypergraph, k, movable in device_cases(1 if SIMULATED else 8):
         blocks, bounds = balanced_random(hypergraph, k, 0.1, 3)
         level = level_to_device(hypergraph)
         active = np.ones(hypergraph.num_vertices, dtype=bool) if movable is None else movable

@@ -190,3 +190,33 @@ def test_k1_and_presets():
     assert fast.metrics.balanced
     with pytest.raises(Exception, match="unknown preset"):
         make_config(2, preset="slow")
+
+
+def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
+    """Within the budget the portfolio runs in full; over it, one run per algorithm and one FM candidate."""
+    from hgpart.config import InitialConfig, RefinementConfig
+    from hgpart.initial import portfolio
+
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    calls = {"runs": 0, "fm": 0}
+    run, refine = portfolio._run, portfolio.refine
+
+    def counting_run(*args):
+        calls["runs"] += 1
+        return run(*args)
+
+    def counting_refine(hypergraph, partition, k, max_weights, config, *args):
+        calls["fm"] += config.fm_passes > 0
+        return refine(hypergraph, partition, k, max_weights, config, *args)
+
+    monkeypatch.setattr(portfolio, "_run", counting_run)
+    monkeypatch.setattr(portfolio, "refine", counting_refine)
+    half = hypergraph.total_vertex_weight // 2
+    fixed_side = np.full(hypergraph.num_vertices, -1, dtype=np.int32)
+    for budget, runs, fm_runs in ((10**9, 3 * 4, 6), (hypergraph.num_pins * 5, 4, 4), (1, 4, 1)):
+        calls.update(runs=0, fm=0)
+        config = InitialConfig(runs=3, fm_candidates=6, pin_budget=budget)
+        sides = portfolio.bisect(hypergraph, [half + 500, half + 500], half, fixed_side, 0, config,
+                                 RefinementConfig(), False)
+        assert calls == {"runs": runs, "fm": fm_runs}, budget
+        assert np.bincount(sides, weights=hypergraph.vertex_weights, minlength=2).max() <= half + 500

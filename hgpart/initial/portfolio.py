@@ -42,13 +42,17 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     reaches that; otherwise the least imbalanced run.
 
     Every run is rebalanced and refined by label propagation; the ``fm_candidates`` best then get FM.
+    On hypergraphs with many pins, ``config.pin_budget`` caps the runs and FM candidates.
     """
     max_weights = np.asarray(max_weights, dtype=np.int64)
     movable = fixed_side < 0
     light = replace(refinement, fm_passes=0)
+    affordable = config.pin_budget // max(1, hypergraph.num_pins)  # runs (and FM candidates) within budget
+    runs = max(1, min(config.runs, affordable // max(1, len(config.algorithms))))
+    fm_candidates = max(1, min(config.fm_candidates, affordable))
     candidates = []
     run = 0
-    for repetition in range(config.runs):
+    for repetition in range(runs):
         for algorithm in config.algorithms:
             run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
             partition = _run(algorithm, hypergraph, fixed_side, target0, run_seed, cut_objective)
@@ -59,7 +63,7 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
             run += 1
     candidates.sort(key=lambda item: item[0])
     best_key, best = candidates[0]
-    for key, partition in candidates[:config.fm_candidates]:
+    for key, partition in candidates[:fm_candidates]:
         if key[0]:  # not balanced: FM cannot repair it
             continue
         partition = refine(hypergraph, partition, 2, max_weights, refinement, cut_objective, movable)
