@@ -34,7 +34,7 @@ from numba import cuda, int8, int32, int64
 from ..cuda.arrays import grid, to_device, xp
 from ..cuda.primitives import scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_argmax
-from .jet import STALE_ROUNDS
+from .jet import best_of_rounds
 
 MAX_K = 1024
 BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating warp owns
@@ -357,26 +357,8 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     n = level["vertex_offsets"].shape[0] - 1
     free = x.ones(n, dtype=x.int8) if movable is None else x.asarray(movable).astype(x.int8)
     state = DeviceLevelState(level, blocks, k)
-    best_objective = state.objective(cut_objective)
-    best_blocks = blocks.copy()
-    stale = 0
-    active = free
-    for _ in range(rounds):
-        moved = jet_round(state, max_block_weights, cut_objective, active, tolerance)
-        if moved.shape[0] == 0:
-            break
-        active = free.copy()
-        active[moved] = 0
-        objective = state.objective(cut_objective)
-        if objective < best_objective:
-            best_objective = objective
-            best_blocks = state.blocks.copy()
-            stale = 0
-        else:
-            stale += 1
-            if stale >= STALE_ROUNDS:
-                break
-    return best_blocks
+    return best_of_rounds(lambda active: jet_round(state, max_block_weights, cut_objective, active, tolerance),
+                          lambda: state.objective(cut_objective), state.blocks, free, rounds)
 
 
 def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objective: bool = False, movable=None,

@@ -119,20 +119,35 @@ def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objectiv
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
     pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
     block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
-    best_objective = _objective(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
-    best, stale = partition.copy(), 0
-    active = movable
+
+    def run_round(active):
+        return _jet_round(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                          hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
+                          max_block_weights, k, active, cut_objective, tolerance)
+
+    def objective():
+        return _objective(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
+
+    return best_of_rounds(run_round, objective, partition, movable, rounds)
+
+
+def best_of_rounds(run_round, objective, partition, free, rounds: int):
+    """The round loop of the CPU twin and of the GPU (host or device arrays alike): ``run_round(active)``
+    moves vertices of ``partition`` in place and returns those it moved, which are locked (``active`` 0)
+    for the next round; ``free`` marks the movable vertices. Returns a copy of the partition with the
+    smallest ``objective()`` seen; stops after ``rounds``, when nothing moves, or after STALE_ROUNDS
+    rounds without a new best."""
+    best_objective, best, stale = objective(), partition.copy(), 0
+    active = free
     for _ in range(rounds):
-        moved = _jet_round(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
-                           hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
-                           max_block_weights, k, active, cut_objective, tolerance)
+        moved = run_round(active)
         if moved.shape[0] == 0:
             break
-        active = movable.copy()
-        active[moved] = False
-        objective = _objective(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
-        if objective < best_objective:
-            best_objective, best, stale = objective, partition.copy(), 0
+        active = free.copy()
+        active[moved] = 0
+        value = objective()
+        if value < best_objective:
+            best_objective, best, stale = value, partition.copy(), 0
         else:
             stale += 1
             if stale >= STALE_ROUNDS:
