@@ -443,10 +443,12 @@ def bench():
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per cell with seeds 0..N-1; medians are reported.")
 @click.option("--save", default=None, help="Also write the JSON report to this file.")
+@click.option("--cpu-path/--no-cpu-path", default=True, show_default=True,
+              help="With --device gpu: also run the CPU path beside the GPU (off for inputs too large for it).")
 @coarsening_options
 @job_options
 def bench_partition(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, save,
-                    rating, max_rated_net_size, threads, as_json, quiet):
+                    cpu_path, rating, max_rated_net_size, threads, as_json, quiet):
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
     import json
 
@@ -471,6 +473,8 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     variants = {("hgpart" if index == 0 else f"hgpart:{name}"): coarsening_config(name, max_rated_net_size)
                  for index, name in enumerate(part.strip() for part in rating.split(","))}
     devices = ["gpu", "cpu"] if device_used == "gpu" else ["cpu"]  # the GPU run is "hgpart", the CPU path beside it
+    if not cpu_path:
+        devices = devices[:1]
     ours = [name if index == 0 else f"{name}:{used}" for index, used in enumerate(devices) for name in variants]
     with reporter.progress(len(paths) * len(ks) * repeat * len(ours), "hgpart bench") as bar:
         records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
@@ -509,6 +513,10 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
         reporter.log(f"vs {summary['peer']}: {objective} ratio geomean {summary['km1_ratio_geomean']:.3f}, time ratio "
                      f"geomean {summary['time_ratio_geomean']:.2f} over {summary['cells']} cells; imbalanced: hgpart "
                      f"{summary['hgpart_imbalanced']}, {summary['peer']} {summary['peer_imbalanced']}")
+    for r in records:
+        if r.tool == "hgpart" and not r.skipped:
+            reporter.log(f"hgpart phases on {r.instance} k={r.k}: " + ", ".join(
+                f"{phase} {seconds:.2f} s" for phase, seconds in r.phases.items()))
     for r in records:
         if r.skipped:
             reporter.log(f"skipped {r.tool} on {r.instance} k={r.k}: {r.skipped}")

@@ -203,6 +203,28 @@ def test_bench_with_mtkahypar_when_installed():
     assert report["comparison"][0]["cells"] == 1
 
 
+def test_bench_gives_the_peers_no_empty_nets_and_reports_their_failures(tmp_path, monkeypatch):
+    pytest.importorskip("mtkahypar")
+    import hgpart.bench.peers
+
+    with_empty_net = tmp_path / "empty.hgr"
+    with_empty_net.write_text("4 5 1\n1 1 2\n1\n1 3 4\n1 5 1\n")  # net 2 is empty: Mt-KaHyPar rejects it
+    result = run("bench", with_empty_net, "-k", "2", "--peers", "mtkahypar", "--preset", "fast", "--json")
+    assert result.exit_code == 0, result.output
+    tools = {r["tool"]: r for r in json.loads(result.stdout)["records"]}
+    assert not tools["mtkahypar"]["skipped"] and tools["mtkahypar"]["balanced"]
+
+    def failing(*args):
+        raise RuntimeError("input file (line 3):\n empty hyperedges are not allowed")
+
+    monkeypatch.setattr(hgpart.bench.peers, "run_mtkahypar", failing)
+    result = run("bench", with_empty_net, "-k", "2", "--peers", "mtkahypar", "--preset", "fast", "--json")
+    assert result.exit_code == 0, result.output
+    tools = {r["tool"]: r for r in json.loads(result.stdout)["records"]}
+    assert tools["mtkahypar"]["skipped"] == "mtkahypar failed: input file (line 3): empty hyperedges are not allowed"
+    assert "Traceback" not in result.output
+
+
 def test_bench_compares_ratings_and_coarsen_takes_rating_options():
     result = run("bench", SAT, "-k", "2", "--peers", "none", "--preset", "fast", "--rating",
                  "heavy-edge,inner-product", "--json")

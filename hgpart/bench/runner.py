@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import CoarseningConfig, make_config
+from ..hypergraph import Hypergraph
 from ..io import read_hypergraph, strip_gz, write_hypergraph
 from ..metrics import evaluate
 from ..multilevel import partition
@@ -60,6 +61,17 @@ def _median_record(instance, k, tool, runs) -> Record:
                   runs)
 
 
+def _without_empty_nets(hypergraph: Hypergraph, sizes: np.ndarray) -> Hypergraph:
+    """The same hypergraph without its empty nets (they add nothing to km1 or cut; Mt-KaHyPar rejects them)."""
+    if sizes.all():
+        return hypergraph
+    kept = sizes > 0
+    net_offsets = np.zeros(int(kept.sum()) + 1, dtype=np.int64)
+    np.cumsum(sizes[kept], out=net_offsets[1:])
+    return Hypergraph.from_pins(hypergraph.num_vertices, net_offsets, hypergraph.pin_vertices,
+                                hypergraph.vertex_weights, hypergraph.net_weights[kept])
+
+
 def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahypar",), threads=1, preset="default",
               kahypar_config=None, progress=None, variants=None, devices=("cpu",)) -> list[Record]:
     """Every file x k: each hgpart variant on each device (seeds 0..repeat-1) and each peer (same seeds), in
@@ -77,9 +89,10 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
         name = os.path.basename(strip_gz(path))
         with tempfile.TemporaryDirectory(prefix="hgpart-bench-") as folder:
             hgr_path = path
-            if not (path.endswith(".hgr")):
+            sizes = hypergraph.net_sizes()
+            if not path.endswith(".hgr") or not sizes.all():  # the peers read .hgr and reject empty nets
                 hgr_path = os.path.join(folder, name if name.endswith(".hgr") else name + ".hgr")
-                write_hypergraph(hypergraph, hgr_path, "hgr")
+                write_hypergraph(_without_empty_nets(hypergraph, sizes), hgr_path, "hgr")
             for k in ks:
                 for tool, (coarsening, device) in variants.items():
                     runs = []
@@ -104,16 +117,21 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                         continue
                     runs = []
                     for seed in range(repeat):
-                        if peer == "mtkahypar":
-                            blocks, seconds = peer_module.run_mtkahypar(hgr_path, k, epsilon, objective, seed, threads)
-                        else:
-                            blocks, seconds = peer_module.run_kahypar(hgr_path, k, epsilon, objective, seed, threads,
-                                                                      kahypar_config)
+                        try:
+                            if peer == "mtkahypar":
+                                blocks, seconds = peer_module.run_mtkahypar(hgr_path, k, epsilon, objective, seed,
+                                                                            threads)
+                            else:
+                                blocks, seconds = peer_module.run_kahypar(hgr_path, k, epsilon, objective, seed,
+                                                                          threads, kahypar_config)
+                        except Exception as error:  # a peer's failure is reported in its cell, not raised
+                            why = f"{peer} failed: {' '.join(str(error).split())}"
+                            break
                         metrics = evaluate(hypergraph, blocks, k, epsilon)  # measured by hgpart, the same way for all
                         runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,
                                      "imbalance": metrics.imbalance, "balanced": bool(metrics.balanced),
                                      "seconds": seconds, "phases": {}})
-                    records.append(_median_record(name, k, peer, runs))
+                    records.append(Record(name, k, peer, skipped=why) if why else _median_record(name, k, peer, runs))
     return records
 
 
