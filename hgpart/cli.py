@@ -132,6 +132,27 @@ def job_options(command):
     return threads_option(json_option(quiet_option(library_errors(command))))
 
 
+def bench_output_options(command):
+    """--save and --cpu-path/--no-cpu-path, shared by the benches that run a GPU path beside its CPU twin."""
+    command = click.option("--cpu-path/--no-cpu-path", default=True, show_default=True,
+                           help="With --device gpu: also run the CPU path beside the GPU (off for inputs too "
+                                "large for it).")(command)
+    return click.option("--save", default=None, help="Also write the JSON report to this file.")(command)
+
+
+def save_report(report: dict, save: str | None, as_json: bool) -> None:
+    """A bench's JSON report: to the --save file (atomically) and, with --json, on stdout."""
+    import json
+
+    from .io import atomic_output
+
+    if save:
+        with atomic_output(save) as handle:
+            handle.write(json.dumps(report, indent=1) + "\n")
+    if as_json:
+        print_json(report)
+
+
 def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_implemented: bool = False):
     """Set the thread count and pick the device; returns (reporter, device used, threads)."""
     from .device import resolve_device
@@ -357,6 +378,49 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     reporter.mapping(f"partition of {file} into {k} blocks", flat)
 
 
+# ----------------------------------------------------------------------------------------- cluster
+@cli.command(epilog=epilog("hgpart cluster data/karate.graph -o karate.clusters --json"))
+@click.argument("file")
+@click.option("-o", "--output", default=None, help="Cluster ids, one per vertex (default FILE.clusters; - for stdout).")
+@seed_option
+@device_option
+@click.option("--tries", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Independent runs whose core groups are clustered again (0: 8 up to 1M edges, fewer above).")
+@format_option
+@job_options
+def cluster(file, output, seed, device, tries, file_format, threads, as_json, quiet):
+    """Cluster the vertices of the graph FILE for high modularity (seed 002 agglomeration + local moving).
+
+    Writes one cluster id per line (0-based, vertex order). Reads METIS .graph, Matrix Market, edge lists
+    (weighted or not); direction is ignored, parallel edges count once (the heaviest), self loops are dropped."""
+    from dataclasses import replace
+
+    from .config import ClusterConfig
+    from .graphs.clustering import cluster as run_cluster
+    from .graphs.clustering import warm_up
+    from .io import read_graph, strip_gz, write_partition
+
+    output = output or ("-" if file == "-" else f"{strip_gz(file)}.clusters")
+    if output == "-" and as_json:
+        raise InputError("--json and -o - would both write to stdout; give -o a file")
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    started = time.perf_counter()
+    graph = read_graph(file, file_format, merge="max")
+    read_seconds = time.perf_counter() - started
+    jit_seconds = warm_up(device_used)
+    result = run_cluster(graph, replace(ClusterConfig(), seed=seed, tries=tries), device=device_used)
+    write_partition(result.clusters, output)
+    summary = {"file": file, "output": output, "device": device_used, "seed": seed, "vertices": graph.num_vertices,
+               "edges": graph.num_edges, "clusters": result.num_clusters, "modularity": result.modularity,
+               "levels": len(result.levels), "seconds": {"read": read_seconds, **result.seconds},
+               "jit_seconds": jit_seconds}
+    if as_json:
+        print_json(summary)
+    flat = {key: value for key, value in summary.items() if key != "seconds"}
+    flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
+    reporter.mapping(f"clustering of {file}", flat)
+
+
 # ----------------------------------------------------------------------------------------- coarsen
 @cli.command(epilog=epilog("hgpart coarsen data/ibm01.hgr --levels 5 --out-dir levels/ --json"))
 @click.argument("file")
@@ -442,20 +506,15 @@ def bench():
 @click.option("--kahypar-config", default=None, help="KaHyPar .ini preset (its Python package ships none).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per cell with seeds 0..N-1; medians are reported.")
-@click.option("--save", default=None, help="Also write the JSON report to this file.")
-@click.option("--cpu-path/--no-cpu-path", default=True, show_default=True,
-              help="With --device gpu: also run the CPU path beside the GPU (off for inputs too large for it).")
+@bench_output_options
 @coarsening_options
 @job_options
 def bench_partition(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, save,
                     cpu_path, rating, max_rated_net_size, threads, as_json, quiet):
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
-    import json
-
     from .bench.peers import PEERS
     from .bench.runner import comparison, run_bench
     from .bench.runner import suite as suite_files
-    from .io import atomic_output
     from .multilevel import warm_up
 
     ks = _int_list(k_list)
@@ -484,11 +543,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
               "preset": preset, "repeat": repeat, "jit_seconds": jit_seconds,
               "records": [{key: value for key, value in vars(r).items() if key != "runs"} | {"runs": r.runs}
                           for r in records], "comparison": summaries}
-    if save:
-        with atomic_output(save) as handle:
-            handle.write(json.dumps(report, indent=1) + "\n")
-    if as_json:
-        print_json(report)
+    save_report(report, save, as_json)
     tools = ours + peer_list
     columns = ["instance", "k"] + [f"{tool} {what}" for tool in tools for what in (objective, "s", "imb")]
     columns += [f"{objective} / {peer}" for peer in peer_list] + [f"s / {peer}" for peer in peer_list]
@@ -523,6 +578,44 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
             break
 
 
+@bench.command("cluster", epilog=epilog("hgpart bench cluster --device gpu --rmat 8388608 --save cluster.json"))
+@click.argument("files", nargs=-1)
+@device_option
+@click.option("--rmat", "rmat_n", type=click.IntRange(min=2), default=None,
+              help="Also a generated R-MAT graph on this many vertices (rounded up to a power of two).")
+@click.option("--edge-factor", type=click.IntRange(min=1), default=16, show_default=True, help="R-MAT edges per vertex.")
+@click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True, help="Medians over repeats.")
+@click.option("--tries", type=click.IntRange(min=0), default=0, show_default=True,
+              help="hgpart's ensemble size (0: by graph size).")
+@click.option("--louvain-seeds", type=click.IntRange(min=0), default=5, show_default=True,
+              help="networkx Louvain runs per graph (best modularity kept); 0 leaves it out.")
+@click.option("--peer-max-edges", type=click.IntRange(min=0), default=2_000_000, show_default=True,
+              help="networkx runs only on graphs with at most this many edges.")
+@bench_output_options
+@job_options
+def bench_cluster(files, device, rmat_n, edge_factor, repeat, tries, louvain_seeds, peer_max_edges, save, cpu_path,
+                  threads, as_json, quiet):
+    """Modularity clustering: hgpart (GPU, its CPU twin) vs networkx Louvain; modularity, seconds, edges/s."""
+    from .bench.clustering import default_instances, run_cluster_bench
+    from .graphs.clustering import warm_up
+
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    devices = ["gpu", "cpu"] if device_used == "gpu" and cpu_path else [device_used]
+    instances = [(path, None, None) for path in files or ([] if rmat_n else default_instances())]
+    if rmat_n:
+        instances.append(("rmat", rmat_n, edge_factor))
+    if not instances:
+        raise InputError("no graphs: give FILES or --rmat, or run where ../shared/data or data/ holds them")
+    jit_seconds = warm_up(device_used)
+    rows = run_cluster_bench(instances, devices, repeat, louvain_seeds, peer_max_edges, tries, reporter)
+    report = {"device": device_used, "threads": used_threads, "repeat": repeat, "jit_seconds": jit_seconds,
+              "instances": rows}
+    save_report(report, save, as_json)
+    columns = list(dict.fromkeys(key for row in rows for key in row if not key.endswith(" phases")))
+    reporter.table(f"hgpart bench cluster ({device_used}, {used_threads} threads, medians of {repeat})", columns,
+                   [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
+
+
 @bench.command("coarsen", epilog=epilog("hgpart bench coarsen -n 1000000 --device auto --repeat 3"))
 @click.argument("files", nargs=-1)
 @click.option("--classes", default="long-tailed,evenly,grid,synthetic", show_default=True,
@@ -539,10 +632,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
 def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, save, rating, max_rated_net_size, threads,
                   as_json, quiet):
     """One coarsening level (the map, seed 000 Table III, and the contraction) on the CPU path and on the GPU."""
-    import json
-
     from .bench.coarsening import PAPER_TABLE_III, run_coarsen_bench
-    from .io import atomic_output
 
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     devices = ["cpu"] + (["gpu"] if device_used == "gpu" else [])
@@ -552,11 +642,7 @@ def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, save, ratin
     rows = run_coarsen_bench(instances, devices, config, k, repeat, reporter)
     report = {"device": device_used, "threads": used_threads, "repeat": repeat, "rating": rating, "instances": rows,
               "paper_table_iii": PAPER_TABLE_III}
-    if save:
-        with atomic_output(save) as handle:
-            handle.write(json.dumps(report, indent=1) + "\n")
-    if as_json:
-        print_json(report)
+    save_report(report, save, as_json)
     columns = ["instance", "vertices", "pins", "cpu map s", "gpu map s", "map speedup", "cpu contract s",
                "gpu contract s", "contract speedup", "level speedup", "gpu round s", "round GB/s", "agree"]
     reporter.table(f"coarsening, one level (CPU {used_threads} threads vs {device_used}; medians of {repeat})",

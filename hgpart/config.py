@@ -146,3 +146,50 @@ def make_config(k: int, epsilon: float = 0.03, objective: str = "km1", seed: int
     config = PartitionConfig(k=k, epsilon=epsilon, objective=objective, seed=seed, preset=preset,
                              **PRESETS[preset])
     return replace(config, **overrides) if overrides else config
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """Modularity clustering (seed 002 agglomeration, then local moving at every level).
+
+    Attributes
+    ----------
+    seed : int
+        Salts the blue/red colouring of the matching rounds.
+    matching_rounds : int
+        Blue/red rounds per level (seed 002); a round without a new pair ends the matching.
+    satellites : bool
+        Unmatched vertices with centre potential below 1 join a neighbouring centre (seed 002's stars).
+    max_levels : int
+        Upper bound on agglomeration levels per cycle.
+    min_shrink : float
+        A level that removes less than this fraction of the vertices ends the agglomeration.
+    move_rounds : int
+        Rounds of local moving per level.
+    stale_rounds : int
+        Local moving stops after this many rounds in a row that raise modularity by at most
+        ``min_improvement``.
+    min_improvement : float
+        See ``stale_rounds``.
+    move_while_agglomerating : bool
+        Improve each level's pairs and stars by local moving before contracting them.
+    cycles : int
+        Agglomerate and refine again, starting from the clusters found, while modularity improves.
+    tries : int
+        Independent runs forming an ensemble (0: by size, see ``clustering.default_tries``).
+    ensemble_rounds : int
+        Times the core groups of the ensemble are contracted and clustered again.
+    """
+
+    seed: int = 0
+    matching_rounds: int = 8
+    satellites: bool = True
+    max_levels: int = 64
+    min_shrink: float = 0.01
+    move_rounds: int = 32
+    stale_rounds: int = 3
+    min_improvement: float = 1e-5
+    move_while_agglomerating: bool = True
+    cycles: int = 8
+    tries: int = 0
+    ensemble_rounds: int = 4

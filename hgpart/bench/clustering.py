@@ -1,0 +1,99 @@
+"""``hgpart bench cluster``: modularity clustering on the GPU, its CPU twin and networkx's Louvain, side by side.
+
+For each graph: modularity and median seconds of hgpart on each device (the devices must agree), edges per
+second, and networkx's Louvain (best modularity of its seeds, median seconds) where the graph is small
+enough for it; the best known modularity where one is published (seed 002's table).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import replace
+
+import numpy as np
+
+from .. import generate
+from ..config import ClusterConfig
+from ..graphs.clustering import cluster
+from ..graphs.modularity import modularity
+from ..hypergraph import Graph
+from ..io import read_graph, strip_gz
+
+CLUSTER_GRAPHS = ["karate.graph", "jazz.graph", "lesmis.graph", "celegans_metabolic.graph", "polblogs.graph.gz",
+                  "power.graph", "netscience.mtx", "PGPgiantcompo.graph.gz"]
+BEST_KNOWN = {"karate": 0.4198, "jazz": 0.4451, "PGPgiantcompo": 0.8861}  # as quoted by seed 002
+
+
+def default_instances(folders=("../shared/data", "data")) -> list[str]:
+    """The clustering graphs of ../shared/data (those of data/ when it is absent)."""
+    for folder in folders:
+        found = [os.path.join(folder, name) for name in CLUSTER_GRAPHS if os.path.exists(os.path.join(folder, name))]
+        if found:
+            return found
+    return []
+
+
+def _instance(item) -> tuple[str, Graph]:
+    path, size, edge_factor = item
+    if size is None:
+        return os.path.basename(strip_gz(path)), read_graph(path, merge="max")
+    num_vertices, sources, targets, _ = generate.rmat(size, seed=1, edge_factor=edge_factor)
+    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max")
+
+
+def louvain_best(graph: Graph, seeds: int) -> tuple[float, float]:
+    """networkx Louvain: the best modularity over ``seeds`` seeds (measured by hgpart's own function, on the
+    same weights) and the median seconds of a run."""
+    import networkx as nx
+    from networkx.algorithms.community import louvain_communities
+
+    nx_graph = nx.Graph()
+    nx_graph.add_nodes_from(range(graph.num_vertices))
+    sources, targets, weights = graph.edge_list()
+    nx_graph.add_weighted_edges_from(zip(sources.tolist(), targets.tolist(), weights.tolist()))
+    best, times = -1.0, []
+    for seed in range(seeds):
+        started = time.perf_counter()
+        communities = louvain_communities(nx_graph, seed=seed)
+        times.append(time.perf_counter() - started)
+        clusters = np.empty(graph.num_vertices, dtype=np.int64)
+        for index, members in enumerate(communities):
+            clusters[list(members)] = index
+        best = max(best, modularity(graph, clusters))
+    return best, statistics.median(times)
+
+
+def run_cluster_bench(instances, devices, repeat: int = 1, louvain_seeds: int = 5, peer_max_edges: int = 2_000_000,
+                      tries: int = 0, reporter=None) -> list[dict]:
+    """Rows of measurements; ``instances`` holds (path, None, None) or ("rmat", vertices, edge factor)."""
+    rows = []
+    for item in instances:
+        name, graph = _instance(item)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges}
+        results = {}
+        for device in devices:
+            times = []
+            for _ in range(repeat):
+                result = cluster(graph, replace(ClusterConfig(), tries=tries), device=device)
+                times.append(result.seconds["total"])
+            results[device] = result
+            seconds = statistics.median(times)
+            row[f"{device} modularity"] = result.modularity
+            row[f"{device} clusters"] = result.num_clusters
+            row[f"{device} s"] = seconds
+            row[f"{device} edges/s"] = graph.num_edges / max(seconds, 1e-9)
+            row[f"{device} phases"] = {phase: value for phase, value in result.seconds.items() if phase != "total"}
+        if len(results) > 1:
+            first, *others = results.values()
+            row["devices agree"] = all(np.array_equal(first.clusters, other.clusters) for other in others)
+        stem = name.split(".")[0]
+        row["best known"] = BEST_KNOWN.get(stem)
+        if louvain_seeds and graph.num_edges <= peer_max_edges:
+            row["louvain modularity"], row["louvain s"] = louvain_best(graph, louvain_seeds)
+        if reporter:
+            reporter.log(f"{name}: " + ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
+                                                 for key, value in row.items() if key != "instance" and value is not None))
+        rows.append(row)
+    return rows

@@ -1,0 +1,383 @@
+"""Modularity clustering by agglomeration (seed 002) and local moving: the njit CPU twin of the GPU code.
+
+A level is a weighted graph in symmetric CSR with integer weights (see :func:`integer_level`):
+
+``offsets`` int64[n + 1], ``neighbors`` int32[D], ``weights`` int64[D] (both directions of each edge, no self
+loops, rows sorted), ``loops`` int64[n] (weight of the edges inside each vertex: a coarse vertex is a cluster)
+and ``zeta`` int64[n], the weighted degree ζ(v) = Σ_u ω(v, u) + 2 loops(v). ``two_omega`` = Σ ζ = 2Ω.
+
+With integer weights every sum and gain is exact, so the GPU (int64 atomics, any order) and this CPU code
+agree to the bit. Modularity scaled by 4Ω² is ``Σ_C 4Ω I(C) − ζ(C)²`` (I(C): weight inside cluster C).
+
+The steps (each has a GPU twin with the same arguments in :mod:`.gpu_agglomeration`):
+
+1. :func:`match_clusters`: blue/red matching of seed 002. Per round each unmatched vertex is coloured by a
+   hash; blue vertices propose to the red neighbour of largest merge gain 2Ω ω(u, v) − ζ(u)ζ(v) > 0, each red
+   vertex accepts its best proposer; ties go to the smaller id.
+2. :func:`satellite_targets`: the centre potential cp(v) = ζ(v)² / Σ_{u~v} ζ(u) of seed 002. An unmatched
+   vertex with cp < 1 (a satellite) joins the neighbour with cp >= 1 (a centre) of largest positive merge
+   gain, so many satellites join one centre in one level.
+3. :func:`group_map`: the map of vertices to coarse vertices (pairs and stars), ids in order of their
+   smallest member.
+4. :func:`contract_level`: the coarse graph (π, sort by (π(u), π(v)), scan, scatter), loops and ζ summed.
+5. :func:`local_moving`: Louvain-style moves by exact modularity gain, all vertices at once per round,
+   rounds alternately moving only to larger and only to smaller cluster ids (no swaps, no oscillation);
+   the best clustering of all rounds is kept.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+from numba import int64, uint64
+
+NONE = np.int32(-1)
+PROPOSE, RESPOND, SATELLITE = 0, 1, 2
+
+
+def _colour_bit(salt, v):
+    """1 (blue) or 0 (red) for vertex v in the round with this salt: a splitmix64 hash."""
+    x = uint64(salt) + uint64(v) * uint64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> uint64(30))) * uint64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> uint64(27))) * uint64(0x94D049BB133111EB)
+    x = x ^ (x >> uint64(31))
+    return int64(x & uint64(1))
+
+
+def _candidate_gain(mode, v, u, weight, two_omega, zeta_v, zeta_u, partner_v, partner_u, proposal_u, blue_v, blue_u,
+                    centre_v, centre_u):
+    """Twice the modularity gain (scaled by 4Ω², halved) of merging v with u for the step ``mode``, or -1
+    when u is not a candidate of v in that step. Shared by the CPU twin and the GPU kernels (scalar
+    arguments: array arguments would cost reference counting per call in the CPU code)."""
+    if partner_v >= 0 or u == v:
+        return int64(-1)
+    if mode == PROPOSE:
+        if blue_v == 0 or blue_u != 0 or partner_u >= 0:
+            return int64(-1)
+    elif mode == RESPOND:
+        if blue_v != 0 or proposal_u != v or partner_u >= 0:
+            return int64(-1)
+    else:
+        if centre_v != 0 or centre_u == 0:
+            return int64(-1)
+    gain = two_omega * weight - zeta_v * zeta_u
+    return gain if gain > 0 else int64(-1)
+
+
+def _move_gain(two_omega, link, own_link, zeta_v, zeta_target, zeta_own):
+    """Twice the modularity gain (scaled by 4Ω², halved) of moving v from its cluster (weight ζ_own,
+    including v; v's links into it: own_link) to another (ζ_target; links: link)."""
+    return two_omega * (link - own_link) - zeta_v * (zeta_target - zeta_own + zeta_v)
+
+
+candidate_gain = numba.njit(inline="always")(_candidate_gain)
+move_gain = numba.njit(_move_gain)
+colour_bit = numba.njit(_colour_bit)
+
+
+def round_salt(seed: int, level: int, round_index: int) -> int:
+    """The hash salt of one matching round (the same on both devices)."""
+    return (seed * 1_000_003 + level * 10_007 + round_index * 101 + 1) & 0x7FFF_FFFF_FFFF_FFFF
+
+
+@numba.njit(cache=True)
+def colours(salt, n):
+    """int8[n]: 1 for blue vertices, 0 for red, in the round with this salt."""
+    blue = np.empty(n, dtype=np.int8)
+    for v in range(n):
+        blue[v] = colour_bit(salt, v)
+    return blue
+
+
+@numba.njit(cache=True)
+def _best_candidates(mode, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre, best):
+    """best[v] = the candidate u of largest gain (ties: smaller u), or -1; returns how many have one."""
+    found = 0
+    for v in range(offsets.shape[0] - 1):
+        chosen = -1
+        best_gain = int64(0)
+        if partner[v] < 0:
+            for p in range(offsets[v], offsets[v + 1]):
+                u = neighbors[p]
+                gain = candidate_gain(mode, v, u, weights[p], two_omega, zeta[v], zeta[u], partner[v], partner[u],
+                                      proposal[u], blue[v], blue[u], centre[v], centre[u])
+                if gain > best_gain or (gain == best_gain and gain > 0 and u < chosen):
+                    best_gain = gain
+                    chosen = u
+        if chosen >= 0:
+            found += 1
+        best[v] = chosen
+    return found
+
+
+@numba.njit(cache=True)
+def _match_round(offsets, neighbors, weights, two_omega, zeta, partner, blue, proposal, response):
+    """One blue/red round: proposals, responses, matches. Returns the number of new pairs."""
+    no_centres = blue  # unused by PROPOSE and RESPOND
+    _best_candidates(PROPOSE, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, no_centres,
+                     proposal)
+    _best_candidates(RESPOND, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, no_centres,
+                     response)
+    pairs = 0
+    for u in range(partner.shape[0]):
+        v = response[u]
+        if v >= 0:
+            partner[u] = v
+            partner[v] = u
+            pairs += 1
+    return pairs
+
+
+def match_clusters(level: dict, seed: int, depth: int, rounds: int) -> np.ndarray:
+    """Blue/red matching of seed 002 with merge gains (step 1). Returns partner int32[n] (-1: unmatched)."""
+    n = level["offsets"].shape[0] - 1
+    partner = np.full(n, -1, dtype=np.int32)
+    proposal = np.empty(n, dtype=np.int32)
+    response = np.empty(n, dtype=np.int32)
+    for round_index in range(rounds):
+        blue = colours(round_salt(seed, depth, round_index), n)
+        if _match_round(level["offsets"], level["neighbors"], level["weights"], level["two_omega"], level["zeta"],
+                        partner, blue, proposal, response) == 0:
+            break
+    return partner
+
+
+@numba.njit(cache=True)
+def centres(offsets, neighbors, zeta):
+    """int8[n]: 1 where the centre potential ζ(v)² / Σ_{u~v} ζ(u) is at least 1 (isolated vertices too)."""
+    n = offsets.shape[0] - 1
+    centre = np.empty(n, dtype=np.int8)
+    for v in range(n):
+        around = int64(0)
+        for p in range(offsets[v], offsets[v + 1]):
+            around += zeta[neighbors[p]]
+        centre[v] = 1 if zeta[v] * zeta[v] >= around else 0
+    return centre
+
+
+def satellite_targets(level: dict, partner: np.ndarray) -> np.ndarray:
+    """Step 2: for each unmatched satellite the centre it joins, else -1. int32[n]."""
+    n = partner.shape[0]
+    centre = centres(level["offsets"], level["neighbors"], level["zeta"])
+    target = np.empty(n, dtype=np.int32)
+    _best_candidates(SATELLITE, level["offsets"], level["neighbors"], level["weights"], level["two_omega"],
+                     level["zeta"], partner, target, centre, centre, target)
+    return target
+
+
+@numba.njit(cache=True)
+def group_map(partner, target):
+    """Step 3: coarse vertex of every vertex (int32[n]) and the number of coarse vertices. A pair's
+    representative is its smaller member; a satellite takes its centre's; ids follow representatives."""
+    n = partner.shape[0]
+    representative = np.empty(n, dtype=np.int32)
+    for v in range(n):
+        representative[v] = min(v, partner[v]) if partner[v] >= 0 else v
+    for v in range(n):
+        if partner[v] < 0 and target[v] >= 0:
+            representative[v] = representative[target[v]]
+    coarse_id = np.empty(n, dtype=np.int32)
+    count = 0
+    for v in range(n):
+        if representative[v] == v:
+            coarse_id[v] = count
+            count += 1
+    mapping = np.empty(n, dtype=np.int32)
+    for v in range(n):
+        mapping[v] = coarse_id[representative[v]]
+    return mapping, count
+
+
+@numba.njit(cache=True)
+def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse):
+    n = offsets.shape[0] - 1
+    coarse_loops = np.zeros(num_coarse, dtype=np.int64)
+    coarse_zeta = np.zeros(num_coarse, dtype=np.int64)
+    for v in range(n):
+        coarse_loops[mapping[v]] += loops[v]
+        coarse_zeta[mapping[v]] += zeta[v]
+    count = 0
+    keys = np.empty(neighbors.shape[0], dtype=np.int64)
+    values = np.empty(neighbors.shape[0], dtype=np.int64)
+    for v in range(n):
+        cv = mapping[v]
+        for p in range(offsets[v], offsets[v + 1]):
+            u = neighbors[p]
+            cu = mapping[u]
+            if cu == cv:
+                if v < u:
+                    coarse_loops[cv] += weights[p]
+            else:
+                keys[count] = int64(cv) * num_coarse + cu
+                values[count] = weights[p]
+                count += 1
+    order = np.argsort(keys[:count], kind="mergesort")
+    coarse_offsets = np.zeros(num_coarse + 1, dtype=np.int64)
+    coarse_neighbors = np.empty(count, dtype=np.int32)
+    coarse_weights = np.empty(count, dtype=np.int64)
+    distinct = -1
+    previous = int64(-1)
+    for position in range(count):
+        key = keys[order[position]]
+        if key != previous:
+            distinct += 1
+            previous = key
+            coarse_neighbors[distinct] = key % num_coarse
+            coarse_weights[distinct] = 0
+            coarse_offsets[key // num_coarse + 1] += 1
+        coarse_weights[distinct] += values[order[position]]
+    for c in range(num_coarse):
+        coarse_offsets[c + 1] += coarse_offsets[c]
+    return coarse_offsets, coarse_neighbors[:distinct + 1].copy(), coarse_weights[:distinct + 1].copy(), \
+        coarse_loops, coarse_zeta
+
+
+def contract_level(level: dict, mapping: np.ndarray, num_coarse: int) -> dict:
+    """Step 4: the coarse level of ``mapping`` (canonical: rows sorted, parallel edges summed)."""
+    offsets, neighbors, weights, loops, zeta = _contract(level["offsets"], level["neighbors"], level["weights"],
+                                                         level["loops"], level["zeta"], mapping, num_coarse)
+    return {"offsets": offsets, "neighbors": neighbors, "weights": weights, "loops": loops, "zeta": zeta,
+            "two_omega": level["two_omega"]}
+
+
+@numba.njit(cache=True)
+def _scaled_modularity(offsets, neighbors, weights, loops, zeta, two_omega, clusters):
+    """4Ω² times the modularity of ``clusters`` (exact integer)."""
+    n = offsets.shape[0] - 1
+    cluster_zeta = np.zeros(n, dtype=np.int64)
+    inside = int64(0)
+    for v in range(n):
+        cluster_zeta[clusters[v]] += zeta[v]
+        inside += loops[v]
+        for p in range(offsets[v], offsets[v + 1]):
+            u = neighbors[p]
+            if v < u and clusters[u] == clusters[v]:
+                inside += weights[p]
+    squares = int64(0)
+    for c in range(n):
+        squares += cluster_zeta[c] * cluster_zeta[c]
+    return 2 * two_omega * inside - squares
+
+
+def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
+    """4Ω² times the modularity of ``clusters`` (int32[n], ids < n) on this level; exact."""
+    return int(_scaled_modularity(level["offsets"], level["neighbors"], level["weights"], level["loops"],
+                                  level["zeta"], level["two_omega"], clusters))
+
+
+@numba.njit(cache=True)
+def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, targets, link, touched):
+    """Every vertex's best move (targets[v], -1 for none) against the same clusters; returns the movers."""
+    n = offsets.shape[0] - 1
+    movers = 0
+    for v in range(n):
+        own = clusters[v]
+        count = 0
+        own_link = int64(0)
+        for p in range(offsets[v], offsets[v + 1]):
+            c = clusters[neighbors[p]]
+            if c == own:
+                own_link += weights[p]
+            elif (c > own) == upward:
+                if link[c] == 0:
+                    touched[count] = c
+                    count += 1
+                link[c] += weights[p]
+        best = -1
+        best_gain = int64(0)
+        for i in range(count):
+            c = touched[i]
+            gain = move_gain(two_omega, link[c], own_link, zeta[v], cluster_zeta[c], cluster_zeta[own])
+            if gain > best_gain or (gain == best_gain and gain > 0 and c < best):
+                best_gain = gain
+                best = c
+            link[c] = 0
+        targets[v] = best
+        if best >= 0:
+            movers += 1
+    return movers
+
+
+@numba.njit(cache=True)
+def _apply_moves(clusters, targets, zeta, cluster_zeta):
+    for v in range(clusters.shape[0]):
+        if targets[v] >= 0:
+            clusters[v] = targets[v]
+    cluster_zeta[:] = 0
+    for v in range(clusters.shape[0]):
+        cluster_zeta[clusters[v]] += zeta[v]
+
+
+def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: int,
+                 min_improvement: float = 0.0) -> tuple[np.ndarray, int]:
+    """Step 5: rounds of simultaneous moves by exact modularity gain; returns the best clustering seen
+    (int32[n], cluster ids < n) and 4Ω² times its modularity. Stops after ``stale_rounds`` rounds without a
+    new best, or two rounds in a row without movers."""
+    n = clusters.shape[0]
+    clusters = clusters.astype(np.int32, copy=True)
+    cluster_zeta = np.zeros(n, dtype=np.int64)
+    _apply_moves(clusters, np.full(n, -1, dtype=np.int32), level["zeta"], cluster_zeta)
+    best = clusters.copy()
+    best_value = scaled_modularity(level, clusters)
+    targets = np.empty(n, dtype=np.int32)
+    link = np.zeros(n, dtype=np.int64)
+    touched = np.empty(n, dtype=np.int32)
+    stale = idle = 0
+    threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
+    for round_index in range(rounds):
+        movers = _move_round(level["offsets"], level["neighbors"], level["weights"], level["zeta"],
+                             level["two_omega"], clusters, cluster_zeta, round_index % 2 == 0, targets, link, touched)
+        if movers == 0:
+            idle += 1
+            if idle == 2:
+                break
+            continue
+        idle = 0
+        _apply_moves(clusters, targets, level["zeta"], cluster_zeta)
+        value = scaled_modularity(level, clusters)
+        if value > best_value:
+            stale = 0 if value - best_value > threshold else stale + 1
+            best_value = value
+            best[:] = clusters
+        else:
+            stale += 1
+        if stale >= stale_rounds:
+            break
+    return best, best_value
+
+
+def no_targets(n: int) -> np.ndarray:
+    return np.full(n, -1, dtype=np.int32)
+
+
+def upload_level(level: dict) -> dict:
+    """The level where this twin works on it (the host)."""
+    return level
+
+
+def identity(n: int) -> np.ndarray:
+    return np.arange(n, dtype=np.int32)
+
+
+def project(coarse_clusters: np.ndarray, mapping: np.ndarray) -> np.ndarray:
+    """Each fine vertex takes the cluster of its coarse vertex."""
+    return coarse_clusters[mapping]
+
+
+def compact(clusters: np.ndarray) -> tuple[np.ndarray, int]:
+    """Cluster ids renumbered 0.. in order of the smallest id in use; returns (ids int32[n], count)."""
+    used = np.zeros(clusters.shape[0] + 1, dtype=np.int32)
+    used[clusters + 1] = 1
+    numbers = np.cumsum(used, dtype=np.int32)
+    return numbers[clusters], int(numbers[-1])
+
+
+def intersect(first: np.ndarray, second: np.ndarray) -> np.ndarray:
+    """Clusters of vertices that both clusterings put together, with ids < n."""
+    n = first.shape[0]
+    _, inverse = np.unique(first.astype(np.int64) * n + second, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int32)
+
+
+def to_host(array) -> np.ndarray:
+    return array

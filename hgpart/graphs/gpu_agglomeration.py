@@ -1,0 +1,413 @@
+"""Modularity clustering on the GPU: the steps of :mod:`.agglomeration` as numba.cuda kernels and CuPy
+primitives, with the same arguments and the same (integer, exact) results.
+
+Every neighbourhood scan is edge-parallel, so hubs and leaves cost the same per edge: a thread per stored
+edge entry (v, u) rates its candidate and folds it into v's best with two atomic passes, first the largest
+gain (``atomic.max``), then the smallest id among the entries reaching it (``atomic.min``), which is the
+CPU's tie rule. Local moving sums v's links per neighbouring cluster in a hash table of 2 deg(v) slots at
+offset 2 offsets[v] (``atomic.cas`` on the key, ``atomic.add`` on the weight), then rates the slots in the
+same two passes. Contraction is seed 002's sort/scan/scatter (π, π⁻¹, ρ) with CuPy's radix sort and scans.
+
+A level is a dict of device arrays: the keys of :mod:`.agglomeration` plus ``rows`` int32[D], the source
+vertex of every entry.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda, int32, int64
+
+from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
+from ..cuda.arrays import to_host as _array_to_host
+from ..cuda.primitives import scatter, scatter_add_kernel
+from .agglomeration import PROPOSE, RESPOND, SATELLITE, _candidate_gain, _colour_bit, _move_gain, round_salt
+
+candidate_gain_gpu = cuda.jit(device=True, inline=True)(_candidate_gain)
+move_gain_gpu = cuda.jit(device=True, inline=True)(_move_gain)
+colour_bit_gpu = cuda.jit(device=True, inline=True)(_colour_bit)
+HASH_MULTIPLIER = 2654435761
+
+
+@cuda.jit
+def colours_kernel(salt, blue):
+    """blue[v] = 1 for blue vertices, 0 for red (seed 002's colouring, hashed)."""
+    for v in range(cuda.grid(1), blue.shape[0], cuda.gridsize(1)):
+        blue[v] = colour_bit_gpu(salt, v)
+
+
+@cuda.jit
+def candidate_gain_kernel(mode, rows, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre, best_gain):
+    """Pass 1 of the best candidate: best_gain[v] = max over v's entries of the step's merge gain (> 0)."""
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        v = rows[entry]
+        u = neighbors[entry]
+        gain = candidate_gain_gpu(mode, v, u, weights[entry], two_omega, zeta[v], zeta[u], partner[v], partner[u],
+                                  proposal[u], blue[v], blue[u], centre[v], centre[u])
+        if gain > 0:
+            cuda.atomic.max(best_gain, v, gain)
+
+
+@cuda.jit
+def candidate_choice_kernel(mode, rows, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre,
+                            best_gain, best):
+    """Pass 2: best[v] = the smallest u whose gain equals best_gain[v]."""
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        v = rows[entry]
+        u = neighbors[entry]
+        gain = candidate_gain_gpu(mode, v, u, weights[entry], two_omega, zeta[v], zeta[u], partner[v], partner[u],
+                                  proposal[u], blue[v], blue[u], centre[v], centre[u])
+        if gain > 0 and gain == best_gain[v]:
+            cuda.atomic.min(best, v, u)
+
+
+@cuda.jit
+def finish_choice_kernel(best, best_gain, found):
+    """Vertices without a candidate get -1; gains are reset for the next pass; found[0] counts the others."""
+    none = best.shape[0]
+    for v in range(cuda.grid(1), best.shape[0], cuda.gridsize(1)):
+        best_gain[v] = 0
+        if best[v] == none:
+            best[v] = -1
+        else:
+            cuda.atomic.add(found, 0, 1)
+
+
+@cuda.jit
+def match_kernel(response, partner):
+    """Red vertex u and the blue proposer it accepted become a pair."""
+    for u in range(cuda.grid(1), response.shape[0], cuda.gridsize(1)):
+        v = response[u]
+        if v >= 0:
+            partner[u] = v
+            partner[v] = u
+
+
+@cuda.jit
+def neighbour_degree_kernel(rows, neighbors, zeta, around):
+    """around[v] = Σ_{u~v} ζ(u), the denominator of the centre potential."""
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        cuda.atomic.add(around, rows[entry], zeta[neighbors[entry]])
+
+
+@cuda.jit
+def centre_kernel(zeta, around, centre):
+    """centre[v] = 1 where cp(v) = ζ(v)² / Σ_{u~v} ζ(u) >= 1 (seed 002)."""
+    for v in range(cuda.grid(1), zeta.shape[0], cuda.gridsize(1)):
+        centre[v] = 1 if zeta[v] * zeta[v] >= around[v] else 0
+
+
+@cuda.jit
+def representative_kernel(partner, target, representative, is_representative):
+    """A pair's smaller member represents it; a satellite takes its centre's representative."""
+    for v in range(cuda.grid(1), partner.shape[0], cuda.gridsize(1)):
+        joined = v
+        if partner[v] < 0 and target[v] >= 0:
+            joined = target[v]
+        mate = partner[joined]
+        representative[v] = min(joined, mate) if mate >= 0 else joined
+        is_representative[v] = 1 if representative[v] == v else 0
+
+
+@cuda.jit
+def own_link_kernel(rows, neighbors, weights, clusters, own_link):
+    """own_link[v] = weight of v's edges into its own cluster."""
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        v = rows[entry]
+        if clusters[neighbors[entry]] == clusters[v]:
+            cuda.atomic.add(own_link, v, weights[entry])
+
+
+@cuda.jit
+def link_insert_kernel(rows, neighbors, weights, offsets, clusters, upward, keys, values):
+    """Add each entry's weight to v's slot of the neighbour's cluster (clusters on the round's side of v's own)
+    in v's hash table: 2 deg(v) slots from 2 offsets[v], linear probing, key claimed by compare-and-swap."""
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        v = rows[entry]
+        own = clusters[v]
+        c = clusters[neighbors[entry]]
+        if c == own or (c > own) != upward:
+            continue
+        base = 2 * offsets[v]
+        size = 2 * (offsets[v + 1] - offsets[v])
+        slot = (int64(c) * HASH_MULTIPLIER) % size
+        while True:
+            seen = cuda.atomic.cas(keys, base + slot, int32(-1), c)
+            if seen == -1 or seen == c:
+                cuda.atomic.add(values, base + slot, weights[entry])
+                break
+            slot += 1
+            if slot == size:
+                slot = 0
+
+
+@cuda.jit(device=True, inline=True)
+def _slot_gain(slot, rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link):
+    """(v, cluster, gain of moving v there) for a used table slot; gain -1 for an empty slot."""
+    c = keys[slot]
+    v = rows[slot >> 1]
+    if c < 0:
+        return v, c, int64(-1)
+    return v, c, move_gain_gpu(two_omega, values[slot], own_link[v], zeta[v], cluster_zeta[c],
+                               cluster_zeta[clusters[v]])
+
+
+@cuda.jit
+def slot_gain_kernel(rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain):
+    """Pass 1 over table slots: best_gain[v] = the largest positive gain of moving v to a linked cluster."""
+    for slot in range(cuda.grid(1), keys.shape[0], cuda.gridsize(1)):
+        v, c, gain = _slot_gain(slot, rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link)
+        if gain > 0:
+            cuda.atomic.max(best_gain, v, gain)
+
+
+@cuda.jit
+def slot_choice_kernel(rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain, best):
+    """Pass 2: best[v] = the smallest cluster reaching best_gain[v]; every slot is emptied for the next round."""
+    for slot in range(cuda.grid(1), keys.shape[0], cuda.gridsize(1)):
+        v, c, gain = _slot_gain(slot, rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link)
+        if c >= 0:
+            if gain > 0 and gain == best_gain[v]:
+                cuda.atomic.min(best, v, c)
+            keys[slot] = -1
+            values[slot] = 0
+
+
+@cuda.jit
+def apply_moves_kernel(best, best_gain, own_link, clusters, movers):
+    """Every vertex with a move takes it (all at once); per-vertex scratch is reset; movers[0] counts them."""
+    none = best.shape[0]
+    for v in range(cuda.grid(1), best.shape[0], cuda.gridsize(1)):
+        if best[v] != none:
+            clusters[v] = best[v]
+            cuda.atomic.add(movers, 0, 1)
+        best[v] = none
+        best_gain[v] = 0
+        own_link[v] = 0
+
+
+@cuda.jit
+def inside_weight_kernel(rows, neighbors, weights, clusters, total):
+    """total[0] += weight of the entries (v < u) inside a cluster: each thread sums its share, one atomic."""
+    mine = int64(0)
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        v = rows[entry]
+        u = neighbors[entry]
+        if v < u and clusters[v] == clusters[u]:
+            mine += weights[entry]
+    if mine:
+        cuda.atomic.add(total, 0, mine)
+
+
+@cuda.jit
+def square_sum_kernel(values, total):
+    """total[0] += Σ values², each thread its share, one atomic."""
+    mine = int64(0)
+    for index in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
+        mine += values[index] * values[index]
+    if mine:
+        cuda.atomic.add(total, 0, mine)
+
+
+def _launch(kernel, count, *args):
+    if count:
+        kernel[grid(count)](*args)
+
+
+def _rows(offsets, entries: int):
+    array = xp()
+    return (array.searchsorted(offsets, array.arange(entries, dtype=np.int64), side="right") - 1).astype(np.int32)
+
+
+def upload_level(level: dict) -> dict:
+    """A host level (see :func:`.modularity.integer_level`) on the device, with its ``rows``."""
+    device = {key: to_device(value) for key, value in level.items() if key != "two_omega"}
+    device["two_omega"] = int(level["two_omega"])
+    device["rows"] = _rows(device["offsets"], int(level["neighbors"].shape[0]))
+    device["loops_total"] = int(level["loops"].sum())
+    return device
+
+
+def identity(n: int):
+    return xp().arange(n, dtype=np.int32)
+
+
+def no_targets(n: int):
+    return xp().full(n, -1, dtype=np.int32)
+
+
+def project(coarse_clusters, mapping):
+    return coarse_clusters[mapping]
+
+
+def compact(clusters):
+    array = xp()
+    used = array.zeros(clusters.shape[0] + 1, dtype=np.int32)
+    used[clusters + 1] = 1
+    numbers = array.cumsum(used, dtype=np.int32)
+    return numbers[clusters], int(numbers[-1])
+
+
+def intersect(first, second):
+    array = xp()
+    n = first.shape[0]
+    _, inverse = array.unique(first.astype(np.int64) * n + second, return_inverse=True)
+    return inverse.reshape(-1).astype(np.int32)
+
+
+def to_host(array) -> np.ndarray:
+    return _array_to_host(array)
+
+
+def _best_candidates(mode, level, partner, proposal, blue, centre, best_gain, best) -> int:
+    """best[v]: the step's best candidate of every vertex, or -1; returns how many have one."""
+    n = partner.shape[0]
+    best[:] = n
+    found = xp().zeros(1, dtype=np.int64)
+    args = (mode, kernel_view(level["rows"]), kernel_view(level["neighbors"]), kernel_view(level["weights"]),
+            level["two_omega"], kernel_view(level["zeta"]), kernel_view(partner), kernel_view(proposal),
+            kernel_view(blue), kernel_view(centre))
+    entries = int(level["rows"].shape[0])
+    _launch(candidate_gain_kernel, entries, *args, kernel_view(best_gain))
+    _launch(candidate_choice_kernel, entries, *args, kernel_view(best_gain), kernel_view(best))
+    _launch(finish_choice_kernel, n, kernel_view(best), kernel_view(best_gain), kernel_view(found))
+    return scalar(found)
+
+
+def match_clusters(level: dict, seed: int, depth: int, rounds: int):
+    """Step 1 on the device (see :func:`.agglomeration.match_clusters`)."""
+    array = xp()
+    n = int(level["zeta"].shape[0])
+    partner = array.full(n, -1, dtype=np.int32)
+    proposal = array.empty(n, dtype=np.int32)
+    response = array.empty(n, dtype=np.int32)
+    blue = array.empty(n, dtype=np.int8)
+    best_gain = array.zeros(n, dtype=np.int64)
+    for round_index in range(rounds):
+        _launch(colours_kernel, n, round_salt(seed, depth, round_index), kernel_view(blue))
+        _best_candidates(PROPOSE, level, partner, proposal, blue, blue, best_gain, proposal)
+        if _best_candidates(RESPOND, level, partner, proposal, blue, blue, best_gain, response) == 0:
+            break
+        _launch(match_kernel, n, kernel_view(response), kernel_view(partner))
+    return partner
+
+
+def satellite_targets(level: dict, partner):
+    """Step 2 on the device (see :func:`.agglomeration.satellite_targets`)."""
+    array = xp()
+    n = partner.shape[0]
+    around = array.zeros(n, dtype=np.int64)
+    _launch(neighbour_degree_kernel, int(level["rows"].shape[0]), kernel_view(level["rows"]),
+            kernel_view(level["neighbors"]), kernel_view(level["zeta"]), kernel_view(around))
+    centre = array.empty(n, dtype=np.int8)
+    _launch(centre_kernel, n, kernel_view(level["zeta"]), kernel_view(around), kernel_view(centre))
+    target = array.empty(n, dtype=np.int32)
+    _best_candidates(SATELLITE, level, partner, target, centre, centre, array.zeros(n, dtype=np.int64), target)
+    return target
+
+
+def group_map(partner, target):
+    """Step 3 on the device (see :func:`.agglomeration.group_map`)."""
+    array = xp()
+    n = partner.shape[0]
+    representative = array.empty(n, dtype=np.int32)
+    is_representative = array.empty(n, dtype=np.int32)
+    _launch(representative_kernel, n, kernel_view(partner), kernel_view(target), kernel_view(representative),
+            kernel_view(is_representative))
+    coarse_id = array.cumsum(is_representative, dtype=np.int32) - 1
+    count = int(coarse_id[-1]) + 1 if n else 0
+    return coarse_id[representative], count
+
+
+def contract_level(level: dict, mapping, num_coarse: int) -> dict:
+    """Step 4 on the device: sort the entries by (π(v), π(u)), mark the first of each run, scan, scatter."""
+    array = xp()
+    rows, neighbors, weights = level["rows"], level["neighbors"], level["weights"]
+    coarse_rows = mapping[rows]
+    coarse_neighbors = mapping[neighbors]
+    loops = array.zeros(num_coarse, dtype=np.int64)
+    scatter(scatter_add_kernel, mapping, level["loops"], loops)
+    inside = (coarse_rows == coarse_neighbors) & (rows < neighbors)
+    scatter(scatter_add_kernel, coarse_rows[inside], weights[inside], loops)
+    zeta = array.zeros(num_coarse, dtype=np.int64)
+    scatter(scatter_add_kernel, mapping, level["zeta"], zeta)
+    across = coarse_rows != coarse_neighbors
+    keys = coarse_rows[across].astype(np.int64) * num_coarse + coarse_neighbors[across]
+    order = array.argsort(keys, kind="stable") if array is np else array.argsort(keys)
+    keys = keys[order]
+    first = array.ones(keys.shape[0], dtype=np.int32)
+    first[1:] = keys[1:] != keys[:-1]
+    segment = array.cumsum(first, dtype=np.int64) - 1
+    distinct = int(segment[-1]) + 1 if keys.shape[0] else 0
+    coarse_weights = array.zeros(distinct, dtype=np.int64)
+    scatter(scatter_add_kernel, segment, weights[across][order], coarse_weights)
+    unique_keys = keys[first.astype(bool)]
+    new_rows = (unique_keys // num_coarse).astype(np.int32)
+    offsets = array.zeros(num_coarse + 1, dtype=np.int64)
+    offsets[1:] = array.cumsum(array.bincount(new_rows, minlength=num_coarse), dtype=np.int64)
+    return {"offsets": offsets, "neighbors": (unique_keys % num_coarse).astype(np.int32), "weights": coarse_weights,
+            "loops": loops, "zeta": zeta, "two_omega": level["two_omega"], "rows": new_rows,
+            "loops_total": int(loops.sum())}
+
+
+def _cluster_zeta(level: dict, clusters):
+    cluster_zeta = xp().zeros(clusters.shape[0], dtype=np.int64)
+    return scatter(scatter_add_kernel, clusters, level["zeta"], cluster_zeta)
+
+
+def scaled_modularity(level: dict, clusters) -> int:
+    """4Ω² times the modularity of ``clusters`` on this level; exact (int64 sums)."""
+    totals = xp().zeros(2, dtype=np.int64)
+    _launch(inside_weight_kernel, int(level["rows"].shape[0]), kernel_view(level["rows"]),
+            kernel_view(level["neighbors"]), kernel_view(level["weights"]), kernel_view(clusters), kernel_view(totals))
+    _launch(square_sum_kernel, int(clusters.shape[0]), kernel_view(_cluster_zeta(level, clusters)),
+            kernel_view(totals[1:]))
+    inside, squares = (int(value) for value in to_host(totals))
+    return 2 * level["two_omega"] * (inside + level["loops_total"]) - squares
+
+
+def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_improvement: float = 0.0):
+    """Step 5 on the device (see :func:`.agglomeration.local_moving`)."""
+    array = xp()
+    n = clusters.shape[0]
+    entries = int(level["rows"].shape[0])
+    clusters = clusters.astype(np.int32, copy=True)
+    best, best_value = clusters.copy(), scaled_modularity(level, clusters)
+    keys = array.full(2 * entries, -1, dtype=np.int32)
+    values = array.zeros(2 * entries, dtype=np.int64)
+    own_link = array.zeros(n, dtype=np.int64)
+    best_gain = array.zeros(n, dtype=np.int64)
+    target = array.full(n, n, dtype=np.int32)
+    movers = array.zeros(1, dtype=np.int64)
+    rows, neighbors, weights, zeta = (kernel_view(level[key]) for key in ("rows", "neighbors", "weights", "zeta"))
+    views = [kernel_view(a) for a in (keys, values, own_link, best_gain, target, movers)]
+    keys_view, values_view, own_view, gain_view, target_view, movers_view = views
+    stale = idle = 0
+    threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
+    for round_index in range(rounds):
+        cluster_zeta = kernel_view(_cluster_zeta(level, clusters))
+        clusters_view = kernel_view(clusters)
+        _launch(own_link_kernel, entries, rows, neighbors, weights, clusters_view, own_view)
+        _launch(link_insert_kernel, entries, rows, neighbors, weights, kernel_view(level["offsets"]), clusters_view,
+                round_index % 2 == 0, keys_view, values_view)
+        slot_args = (rows, keys_view, values_view, zeta, level["two_omega"], clusters_view, cluster_zeta, own_view,
+                     gain_view)
+        _launch(slot_gain_kernel, 2 * entries, *slot_args)
+        _launch(slot_choice_kernel, 2 * entries, *slot_args, target_view)
+        movers[0] = 0
+        _launch(apply_moves_kernel, n, target_view, gain_view, own_view, clusters_view, movers_view)
+        if scalar(movers) == 0:
+            idle += 1
+            if idle == 2:
+                break
+            continue
+        idle = 0
+        value = scaled_modularity(level, clusters)
+        if value > best_value:
+            stale = 0 if value - best_value > threshold else stale + 1
+            best_value = value
+            best = clusters.copy()
+        else:
+            stale += 1
+        if stale >= stale_rounds:
+            break
+    return best, best_value

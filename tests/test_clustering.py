@@ -1,0 +1,249 @@
+import json
+
+import numpy as np
+import pytest
+
+from hgpart import Graph
+from hgpart.config import ClusterConfig
+from hgpart.graphs import agglomeration
+from hgpart.graphs.clustering import cluster
+from hgpart.graphs.modularity import integer_level, modularity
+from hgpart.io import read_graph
+
+from .conftest import DATA, SHARED
+from .test_cli import assert_one_line_error, run
+
+CLUSTER_KERNELS = ["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
+                   "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel",
+                   "own_link_kernel", "link_insert_kernel", "slot_gain_kernel", "slot_choice_kernel",
+                   "apply_moves_kernel", "inside_weight_kernel", "square_sum_kernel"]
+BEST_KNOWN = {"karate.graph": 0.4198, "jazz.graph": 0.4451, "PGPgiantcompo.graph.gz": 0.8861}
+
+
+def random_graph(seed, n=40, m=90, weighted=True, isolated=3):
+    rng = np.random.default_rng(seed)
+    sources, targets = rng.integers(0, n - isolated, m), rng.integers(0, n - isolated, m)
+    weights = rng.random(m) * 4 + 0.1 if weighted else None
+    return Graph.from_edges(n, sources, targets, weights, merge="max")
+
+
+def networkx_graph(graph):
+    nx = pytest.importorskip("networkx")
+    nx_graph = nx.Graph()
+    nx_graph.add_nodes_from(range(graph.num_vertices))
+    sources, targets, weights = graph.edge_list()
+    nx_graph.add_weighted_edges_from(zip(sources.tolist(), targets.tolist(), weights.tolist()))
+    return nx_graph
+
+
+def networkx_modularity(graph, clusters):
+    from networkx.algorithms.community import modularity as nx_modularity
+
+    groups = {}
+    for vertex, cluster_id in enumerate(clusters):
+        groups.setdefault(int(cluster_id), set()).add(vertex)
+    return nx_modularity(networkx_graph(graph), groups.values())
+
+
+def louvain_best_of_five(graph):
+    from networkx.algorithms.community import louvain_communities
+    from networkx.algorithms.community import modularity as nx_modularity
+
+    nx_graph = networkx_graph(graph)
+    return max(nx_modularity(nx_graph, louvain_communities(nx_graph, seed=seed)) for seed in range(5))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_modularity_equals_networkx(seed):
+    graph = random_graph(seed)
+    clusters = np.random.default_rng(seed).integers(0, 5, graph.num_vertices)
+    assert modularity(graph, clusters) == pytest.approx(networkx_modularity(graph, clusters), abs=1e-12)
+
+
+def all_partitions(n):
+    """Every set partition of 0..n-1 as a list of block ids (restricted growth strings)."""
+    if n == 0:
+        yield []
+        return
+    for rest in all_partitions(n - 1):
+        for block in range(max(rest, default=-1) + 2):
+            yield rest + [block]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_clustering_of_tiny_graphs_is_optimal(seed):
+    """Brute force over all set partitions (n = 7: 877 of them) finds no better clustering."""
+    graph = random_graph(seed, n=7, m=10, weighted=seed % 2 == 1, isolated=seed % 2)
+    best = max(modularity(graph, np.array(p)) for p in all_partitions(graph.num_vertices))
+    result = cluster(graph)
+    assert result.modularity == pytest.approx(best, abs=1e-9)
+
+
+def test_contraction_keeps_modularity_and_matching_is_valid():
+    """Invariants of the steps: a clustering of the coarse level has the modularity of its projection; pairs
+    are symmetric edges of positive merge gain; satellites join centres; local moving never loses."""
+    graph = random_graph(5, n=300, m=900)
+    level, _ = integer_level(graph)
+    partner = agglomeration.match_clusters(level, seed=3, depth=0, rounds=8)
+    matched = np.flatnonzero(partner >= 0)
+    assert matched.size > 100 and np.array_equal(partner[partner[matched]], matched)
+    dense = graph.to_sparse()
+    zeta, two_omega = level["zeta"], int(level["two_omega"])
+    for v in matched:
+        u = partner[v]
+        weight = int(level["weights"][level["offsets"][v] + np.searchsorted(
+            level["neighbors"][level["offsets"][v]:level["offsets"][v + 1]], u)])
+        assert dense[v, u] > 0 and two_omega * weight - zeta[v] * zeta[u] > 0
+    target = agglomeration.satellite_targets(level, partner)
+    centre = agglomeration.centres(level["offsets"], level["neighbors"], zeta)
+    joined = np.flatnonzero(target >= 0)
+    assert np.all(partner[joined] < 0) and np.all(centre[joined] == 0) and np.all(centre[target[joined]] == 1)
+    mapping, count = agglomeration.group_map(partner, target)
+    assert count == len(np.unique(mapping)) and count < graph.num_vertices
+    coarse = agglomeration.contract_level(level, mapping, count)
+    assert int(coarse["zeta"].sum()) == two_omega
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        coarse_clusters = rng.integers(0, 7, count).astype(np.int32)
+        assert agglomeration.scaled_modularity(coarse, coarse_clusters) == agglomeration.scaled_modularity(
+            level, coarse_clusters[mapping])
+    start = mapping.copy()
+    moved, value = agglomeration.local_moving(level, start, rounds=16, stale_rounds=3)
+    assert value == agglomeration.scaled_modularity(level, moved) >= agglomeration.scaled_modularity(level, start)
+    assert modularity(graph, moved) == pytest.approx(value / two_omega**2, abs=1e-6)  # weights scaled by 2^29 / Ω
+
+
+@pytest.mark.parametrize("name", ["karate.graph", "lesmis.graph"])
+def test_clustering_beats_louvain_on_small_graphs(name):
+    graph = read_graph(str(DATA / name))
+    result = cluster(graph)
+    assert result.modularity == pytest.approx(networkx_modularity(graph, result.clusters), abs=1e-12)
+    assert result.modularity >= louvain_best_of_five(graph) - 0.005
+    if name in BEST_KNOWN:
+        assert result.modularity >= BEST_KNOWN[name] - 0.002
+
+
+SHARED_GRAPHS = ["karate.graph", "jazz.graph", "PGPgiantcompo.graph.gz", "polblogs.graph.gz", "celegans_metabolic.graph",
+                 "power.graph", "lesmis.graph", "netscience.mtx"]
+
+
+@pytest.mark.parametrize("name", SHARED_GRAPHS)
+def test_clustering_quality_on_the_shared_graphs(name):
+    """The issue's targets: >= networkx Louvain (best of 5) - 0.005; within 0.002 of the best known."""
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    graph = read_graph(str(path), merge="max")
+    result = cluster(graph)
+    assert result.modularity == pytest.approx(networkx_modularity(graph, result.clusters), abs=1e-9)
+    assert result.modularity >= louvain_best_of_five(graph) - 0.005
+    if name in BEST_KNOWN:
+        assert result.modularity >= BEST_KNOWN[name] - 0.002
+
+
+def test_clustering_is_deterministic_and_handles_edge_cases():
+    graph = random_graph(1, n=80, m=200)
+    first, second = cluster(graph, ClusterConfig(seed=4)), cluster(graph, ClusterConfig(seed=4))
+    assert np.array_equal(first.clusters, second.clusters)
+    isolated = np.flatnonzero(graph.degrees() == 0)
+    assert len(set(first.clusters[isolated].tolist())) == len(isolated)  # each alone
+    assert first.clusters.max() + 1 == first.num_clusters and first.clusters[0] == 0
+    empty = Graph.from_edges(5, [], [])
+    assert cluster(empty).clusters.tolist() == [0, 1, 2, 3, 4] and cluster(empty).modularity == 0.0
+    single = Graph.from_edges(2, [0], [1])
+    assert cluster(single).clusters.tolist() == [0, 0]
+
+
+def test_cli_cluster(tmp_path):
+    output = tmp_path / "karate.clusters"
+    result = run("cluster", DATA / "karate.graph", "-o", output, "--json", "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    clusters = np.loadtxt(output, dtype=np.int64)
+    graph = read_graph(str(DATA / "karate.graph"))
+    assert summary["modularity"] == pytest.approx(networkx_modularity(graph, clusters), abs=1e-12)
+    assert summary["clusters"] == clusters.max() + 1 and summary["device"] == "cpu"
+    piped = run("cluster", DATA / "karate.graph", "-o", "-", "-q")
+    assert piped.exit_code == 0 and np.array_equal(np.array(piped.stdout.split(), dtype=np.int64), clusters)
+    assert piped.stderr == ""
+    negative = tmp_path / "negative.txt"
+    negative.write_text("0 1 2\n1 2 -1\n")
+    target = tmp_path / "never.clusters"
+    assert_one_line_error(run("cluster", negative, "-o", target), "non-negative")
+    assert not target.exists()
+    broken = tmp_path / "broken.graph"
+    broken.write_text("3 2\n2 3\n1\n")
+    assert_one_line_error(run("cluster", broken), "broken.graph:")
+    assert_one_line_error(run("cluster", DATA / "karate.graph", "-o", "-", "--json"), "--json")
+
+
+def test_bench_cluster_json(tmp_path):
+    pytest.importorskip("networkx")
+    result = run("bench", "cluster", DATA / "karate.graph", "--louvain-seeds", "1", "--json", "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["instances"]
+    assert row["cpu modularity"] >= 0.41 and row["best known"] == 0.4198 and row["louvain modularity"] > 0.3
+
+
+@pytest.mark.parametrize("name", CLUSTER_KERNELS)
+def test_clustering_kernels_compile_to_ptx(name):
+    cuda = pytest.importorskip("numba.cuda")
+    from numba import boolean, int8, int32, int64
+
+    from hgpart.graphs import gpu_agglomeration
+
+    i32, i64, i8 = int32[::1], int64[::1], int8[::1]
+    edge = (i32, i32, i64, int64, i64, i32, i32, i8, i8)  # rows, neighbors, weights, 2Ω, ζ, partner, proposal, ...
+    signatures = {
+        "colours_kernel": (int64, i8),
+        "candidate_gain_kernel": (int64,) + edge + (i64,),
+        "candidate_choice_kernel": (int64,) + edge + (i64, i32),
+        "finish_choice_kernel": (i32, i64, i64),
+        "match_kernel": (i32, i32),
+        "neighbour_degree_kernel": (i32, i32, i64, i64),
+        "centre_kernel": (i64, i64, i8),
+        "representative_kernel": (i32, i32, i32, i32),
+        "own_link_kernel": (i32, i32, i64, i32, i64),
+        "link_insert_kernel": (i32, i32, i64, i64, i32, boolean, i32, i64),
+        "slot_gain_kernel": (i32, i32, i64, i64, int64, i32, i64, i64, i64),
+        "slot_choice_kernel": (i32, i32, i64, i64, int64, i32, i64, i64, i64, i32),
+        "apply_moves_kernel": (i32, i64, i64, i32, i64),
+        "inside_weight_kernel": (i32, i32, i64, i32, i64),
+        "square_sum_kernel": (i64, i64),
+    }
+    ptx, _ = cuda.compile_ptx(getattr(gpu_agglomeration, name).py_func, signatures[name], cc=(9, 0))
+    assert ".entry" in ptx
+
+
+def gpu_test_graphs():
+    from hgpart.cuda.arrays import SIMULATED
+
+    graphs = [("karate", read_graph(str(DATA / "karate.graph"))), ("weighted", random_graph(2, n=40, m=80))]
+    if SIMULATED:
+        return graphs
+    from hgpart import generate
+
+    num_vertices, sources, targets, _ = generate.rmat(1 << 16, seed=1, edge_factor=8)
+    graphs.append(("rmat 65536", Graph.from_edges(num_vertices, sources, targets, merge="max")))
+    graphs += [(name, read_graph(str(SHARED / name), merge="max")) for name in SHARED_GRAPHS
+               if (SHARED / name).exists()]
+    return graphs
+
+
+@pytest.mark.gpu
+def test_gpu_clustering_equals_the_cpu_twin():
+    """The whole GPU clustering (or the simulator's run of its kernels) equals the njit twin's, vertex by vertex."""
+    from hgpart.cuda.arrays import SIMULATED
+    from hgpart.device import gpu_available
+
+    if not SIMULATED and not gpu_available():
+        pytest.skip("no GPU")
+    config = ClusterConfig(tries=2, ensemble_rounds=1) if SIMULATED else ClusterConfig()
+    for name, graph in gpu_test_graphs():
+        cpu = cluster(graph, config, device="cpu")
+        gpu = cluster(graph, config, device="gpu")
+        print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "
+              f"gpu {gpu.seconds['total']:.3f} s, cpu {cpu.seconds['total']:.3f} s")
+        assert np.array_equal(gpu.clusters, cpu.clusters), name
+        assert gpu.modularity == cpu.modularity
+
