@@ -165,6 +165,22 @@ def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_
     return reporter, device_used, used_threads
 
 
+def start_graph_job(file: str, file_format, merge: str, output, device: str, threads, quiet: bool, as_json: bool,
+                    warm_up):
+    """The start shared by the graph commands: check -o against --json, pick the device, read the graph
+    (parallel edges merged by ``merge``) and compile the kernels (``warm_up(device)``). Returns (reporter,
+    device used, graph, read seconds, JIT seconds)."""
+    from .io import read_graph
+
+    if output == "-" and as_json:
+        raise InputError("--json and -o - would both write to stdout; give -o a file")
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    started = time.perf_counter()
+    graph = read_graph(file, file_format, merge=merge)
+    read_seconds = time.perf_counter() - started
+    return reporter, device_used, graph, read_seconds, warm_up(device_used)
+
+
 def epilog(example: str) -> str:
     return "\b\nExample:\n  " + example
 
@@ -398,16 +414,11 @@ def cluster(file, output, seed, device, tries, file_format, threads, as_json, qu
     from .config import ClusterConfig
     from .graphs.clustering import cluster as run_cluster
     from .graphs.clustering import warm_up
-    from .io import read_graph, strip_gz, write_partition
+    from .io import strip_gz, write_partition
 
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.clusters")
-    if output == "-" and as_json:
-        raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
-    started = time.perf_counter()
-    graph = read_graph(file, file_format, merge="max")
-    read_seconds = time.perf_counter() - started
-    jit_seconds = warm_up(device_used)
+    reporter, device_used, graph, read_seconds, jit_seconds = start_graph_job(
+        file, file_format, "max", output, device, threads, quiet, as_json, warm_up)
     result = run_cluster(graph, replace(ClusterConfig(), seed=seed, tries=tries), device=device_used)
     write_partition(result.clusters, output)
     summary = {"file": file, "output": output, "device": device_used, "seed": seed, "vertices": graph.num_vertices,
@@ -419,6 +430,38 @@ def cluster(file, output, seed, device, tries, file_format, threads, as_json, qu
     flat = {key: value for key, value in summary.items() if key != "seconds"}
     flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
     reporter.mapping(f"clustering of {file}", flat)
+
+
+# --------------------------------------------------------------------------------------------- mst
+@cli.command(epilog=epilog("hgpart mst ../shared/data/rome99.gr.gz -o rome99.forest --json"))
+@click.argument("file")
+@click.option("-o", "--output", default=None, help="Write the forest's edges as 'u v w' lines (0-based; - for stdout).")
+@device_option
+@format_option
+@job_options
+def mst(file, output, device, file_format, threads, as_json, quiet):
+    """Minimum spanning forest of the graph FILE (Borůvka from data-parallel primitives, seed 003).
+
+    Reports total weight, forest edges and components. Reads DIMACS .gr, METIS .graph, Matrix Market and edge
+    lists; direction is ignored, self loops dropped, parallel edges (and a general matrix's (i,j) beside
+    (j,i)) reduced to the lightest."""
+    from .graphs.spanning_forest import minimum_spanning_forest, warm_up
+    from .io import write_edgelist
+
+    reporter, device_used, graph, read_seconds, jit_seconds = start_graph_job(
+        file, file_format, "min", output, device, threads, quiet, as_json, warm_up)
+    forest = minimum_spanning_forest(graph, device_used)
+    if output:
+        write_edgelist(forest.sources, forest.targets, forest.weights, output)
+    summary = {"file": file, "output": output, "device": device_used, "vertices": graph.num_vertices,
+               "edges": graph.num_edges, "total_weight": forest.total_weight, "forest_edges": int(forest.weights.shape[0]),
+               "components": forest.num_components, "iterations": forest.iterations,
+               "seconds": {"read": read_seconds, **forest.seconds}, "jit_seconds": jit_seconds}
+    if as_json:
+        print_json(summary)
+    flat = {key: value for key, value in summary.items() if key != "seconds"}
+    flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
+    reporter.mapping(f"minimum spanning forest of {file}", flat)
 
 
 # ----------------------------------------------------------------------------------------- coarsen
@@ -613,6 +656,48 @@ def bench_cluster(files, device, rmat_n, edge_factor, repeat, tries, louvain_see
     save_report(report, save, as_json)
     columns = list(dict.fromkeys(key for row in rows for key in row if not key.endswith(" phases")))
     reporter.table(f"hgpart bench cluster ({device_used}, {used_threads} threads, medians of {repeat})", columns,
+                   [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
+
+
+@bench.command("mst", epilog=epilog("hgpart bench mst --device gpu --repeat 3 --save mst.json"))
+@click.argument("files", nargs=-1)
+@device_option
+@click.option("--gnm", default="5000000:30000000", show_default=True,
+              help="G(n, m) graphs as n:m pairs, comma-separated ('' for none).")
+@click.option("--rmat", "rmat_n", type=click.IntRange(min=0), default=4_194_304, show_default=True,
+              help="An R-MAT graph on this many vertices (0 for none).")
+@click.option("--edge-factor", type=click.IntRange(min=1), default=8, show_default=True, help="R-MAT edges per vertex.")
+@click.option("--grid", "grid_side", type=click.IntRange(min=0), default=2236, show_default=True,
+              help="A side x side grid with random weights (0 for none).")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="Medians over repeats.")
+@click.option("--scipy/--no-scipy", "scipy_peer", default=True, show_default=True,
+              help="Run scipy's minimum_spanning_tree beside.")
+@bench_output_options
+@job_options
+def bench_mst(files, device, gnm, rmat_n, edge_factor, grid_side, repeat, scipy_peer, save, cpu_path, threads,
+              as_json, quiet):
+    """Minimum spanning forest: GPU vs njit CPU twin vs scipy in one run on FILES (default: rome99 of
+    ../shared/data) and the generated graphs."""
+    from .bench.spanning_forest import run_mst_bench
+    from .graphs.spanning_forest import warm_up
+
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    devices = ["gpu", "cpu"] if device_used == "gpu" and cpu_path else [device_used]
+    shared = os.path.join("..", "shared", "data", "rome99.gr.gz")
+    specs = [("file", path) for path in files or ([shared] if os.path.exists(shared) else [])]
+    for pair in filter(None, (p.strip() for p in gnm.split(","))):
+        n_text, _, m_text = pair.partition(":")
+        if not (n_text.isdigit() and m_text.isdigit()):
+            raise InputError(f"--gnm takes n:m pairs, got {pair!r}")
+        specs.append(("gnm", int(n_text), int(m_text)))
+    specs += [("rmat", rmat_n, edge_factor)] if rmat_n else []
+    specs += [("grid", grid_side)] if grid_side else []
+    jit_seconds = warm_up(device_used)
+    rows = run_mst_bench(specs, devices, repeat, scipy_peer, reporter)
+    save_report({"device": device_used, "threads": used_threads, "repeat": repeat, "jit_seconds": jit_seconds,
+                 "instances": rows}, save, as_json)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    reporter.table(f"hgpart bench mst ({device_used}, {used_threads} threads, medians of {repeat})", columns,
                    [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import generate
+from . import log_row
 from ..config import ClusterConfig
 from ..graphs.clustering import cluster
 from ..graphs.modularity import modularity
@@ -92,8 +93,6 @@ def run_cluster_bench(instances, devices, repeat: int = 1, louvain_seeds: int = 
         row["best known"] = BEST_KNOWN.get(stem)
         if louvain_seeds and graph.num_edges <= peer_max_edges:
             row["louvain modularity"], row["louvain s"] = louvain_best(graph, louvain_seeds)
-        if reporter:
-            reporter.log(f"{name}: " + ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
-                                                 for key, value in row.items() if key != "instance" and value is not None))
+        log_row(reporter, name, row)
         rows.append(row)
     return rows

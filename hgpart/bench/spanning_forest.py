@@ -1,0 +1,82 @@
+"""``hgpart bench mst``: minimum spanning forests on the GPU, the njit CPU twin and scipy, in one run.
+
+For each graph: seconds per device (medians; ``boruvka s`` is the loop alone, the graph already on the
+device), scipy's ``minimum_spanning_tree`` seconds, speed-ups over scipy, and whether the total weights
+and the forests agree.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+
+import numpy as np
+
+from .. import generate
+from . import log_row
+from ..graphs.spanning_forest import minimum_spanning_forest
+from ..hypergraph import Graph
+from ..io import read_graph, strip_gz
+
+
+def grid_graph(side: int, seed: int = 0) -> Graph:
+    """A side x side 2-D grid with uniform random weights in [0, 1)."""
+    ids = np.arange(side * side, dtype=np.int64).reshape(side, side)
+    sources = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    targets = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    weights = np.random.default_rng(seed).random(sources.shape[0])
+    return Graph.from_edges(side * side, sources, targets, weights, merge="min")
+
+
+def instance(spec) -> tuple[str, Graph]:
+    """("file", path) or a generated class: ("gnm", n, m), ("rmat", n, edge factor), ("grid", side)."""
+    kind = spec[0]
+    if kind == "file":
+        return os.path.basename(strip_gz(spec[1])), read_graph(spec[1], merge="min")
+    if kind == "gnm":
+        num_vertices, sources, targets, weights = generate.gnm(spec[1], seed=1, m=spec[2], weights="float")
+        return f"gnm {spec[1]:,} / {spec[2]:,}", Graph.from_edges(num_vertices, sources, targets, weights, merge="min")
+    if kind == "rmat":
+        num_vertices, sources, targets, weights = generate.rmat(spec[1], seed=1, edge_factor=spec[2],
+                                                                weights="float")
+        return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, weights, merge="min")
+    if kind == "grid":
+        return f"grid {spec[1]} x {spec[1]}", grid_graph(spec[1], seed=1)
+    raise ValueError(kind)
+
+
+def run_mst_bench(specs, devices, repeat: int = 1, scipy_peer: bool = True, reporter=None) -> list[dict]:
+    rows = []
+    for spec in specs:
+        name, graph = instance(spec)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges}
+        forests = {}
+        for device in devices:
+            runs = [minimum_spanning_forest(graph, device) for _ in range(repeat)]
+            forests[device] = runs[-1]
+            row[f"{device} s"] = statistics.median(r.seconds["total"] for r in runs)
+            row[f"{device} boruvka s"] = statistics.median(r.seconds["boruvka"] for r in runs)
+        first = forests[devices[0]]
+        row["total weight"] = first.total_weight
+        row["components"] = first.num_components
+        row["iterations"] = first.iterations
+        if len(devices) > 1:
+            row["devices agree"] = all(np.array_equal(first.sources, other.sources) and
+                                       np.array_equal(first.targets, other.targets) for other in forests.values())
+        if scipy_peer:
+            from scipy.sparse.csgraph import minimum_spanning_tree
+
+            matrix = graph.to_sparse()
+            times = []
+            for _ in range(repeat):
+                started = time.perf_counter()
+                tree = minimum_spanning_tree(matrix)
+                times.append(time.perf_counter() - started)
+            row["scipy s"] = statistics.median(times)
+            row["scipy weight agrees"] = bool(np.isclose(float(tree.sum()), first.total_weight, rtol=1e-9, atol=0))
+            for device in devices:
+                row[f"{device} vs scipy"] = row["scipy s"] / max(row[f"{device} s"], 1e-9)
+        log_row(reporter, name, row)
+        rows.append(row)
+    return rows
