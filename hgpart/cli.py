@@ -140,6 +140,16 @@ def bench_output_options(command):
     return click.option("--save", default=None, help="Also write the JSON report to this file.")(command)
 
 
+def print_summary(reporter, title: str, summary: dict, as_json: bool) -> None:
+    """A command's summary: JSON on stdout with --json; on stderr as key: value lines, seconds per phase
+    flattened (lists left out)."""
+    if as_json:
+        print_json(summary)
+    flat = {key: value for key, value in summary.items() if key != "seconds" and not isinstance(value, list)}
+    flat.update({f"{phase} s": value for phase, value in summary.get("seconds", {}).items()})
+    reporter.mapping(title, flat)
+
+
 def save_report(report: dict, save: str | None, as_json: bool) -> None:
     """A bench's JSON report: to the --save file (atomically) and, with --json, on stdout."""
     import json
@@ -387,11 +397,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
                "max_block_weight": metrics.max_block_weight, "block_weights": list(metrics.block_weights),
                "levels": len(result.levels), "device_memory_bytes": result.device_memory_bytes,
                "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
-    if as_json:
-        print_json(summary)
-    flat = {key: value for key, value in summary.items() if key not in ("seconds", "block_weights")}
-    flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
-    reporter.mapping(f"partition of {file} into {k} blocks", flat)
+    print_summary(reporter, f"partition of {file} into {k} blocks", summary, as_json)
 
 
 # ----------------------------------------------------------------------------------------- cluster
@@ -425,11 +431,7 @@ def cluster(file, output, seed, device, tries, file_format, threads, as_json, qu
                "edges": graph.num_edges, "clusters": result.num_clusters, "modularity": result.modularity,
                "levels": len(result.levels), "seconds": {"read": read_seconds, **result.seconds},
                "jit_seconds": jit_seconds}
-    if as_json:
-        print_json(summary)
-    flat = {key: value for key, value in summary.items() if key != "seconds"}
-    flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
-    reporter.mapping(f"clustering of {file}", flat)
+    print_summary(reporter, f"clustering of {file}", summary, as_json)
 
 
 # --------------------------------------------------------------------------------------------- mst
@@ -457,11 +459,50 @@ def mst(file, output, device, file_format, threads, as_json, quiet):
                "edges": graph.num_edges, "total_weight": forest.total_weight, "forest_edges": int(forest.weights.shape[0]),
                "components": forest.num_components, "iterations": forest.iterations,
                "seconds": {"read": read_seconds, **forest.seconds}, "jit_seconds": jit_seconds}
-    if as_json:
-        print_json(summary)
-    flat = {key: value for key, value in summary.items() if key != "seconds"}
-    flat.update({f"{phase} s": value for phase, value in summary["seconds"].items()})
-    reporter.mapping(f"minimum spanning forest of {file}", flat)
+    print_summary(reporter, f"minimum spanning forest of {file}", summary, as_json)
+
+
+# ---------------------------------------------------------------------------------------- triangles
+@cli.command(epilog=epilog("hgpart triangles ../shared/data/facebook_combined.txt.gz --list - -q | head"))
+@click.argument("file")
+@click.option("--list", "list_output", default=None, help="Write every triangle as 'u v w' (0-based, u < v < w; - for "
+                                                         "stdout).")
+@click.option("--per-vertex", "per_vertex_output", default=None,
+              help="Write 'triangles clustering-coefficient' per vertex, one line each (- for stdout).")
+@device_option
+@format_option
+@job_options
+def triangles(file, list_output, per_vertex_output, device, file_format, threads, as_json, quiet):
+    """Count triangles of the graph FILE exactly; clustering coefficients; optionally list them (seed 004).
+
+    Direction, duplicate edges, weights and self loops are ignored."""
+    import numpy as np
+
+    from .graphs.triangles import Triangles, warm_up
+    from .io import atomic_output
+    from .io.text import write_rows
+
+    if [list_output, per_vertex_output].count("-") > 1 or ("-" in (list_output, per_vertex_output) and as_json):
+        raise InputError("only one of --json, --list - and --per-vertex - can write to stdout")
+    reporter, device_used, graph, read_seconds, jit_seconds = start_graph_job(
+        file, file_format, "max", list_output or per_vertex_output, device, threads, quiet, as_json, warm_up)
+    prepared = Triangles(graph, device_used)
+    result = prepared.count()
+    if list_output:
+        started = time.perf_counter()
+        with atomic_output(list_output, binary=True) as handle:
+            for chunk in prepared.chunks():
+                write_rows(handle, np.arange(0, 3 * chunk.shape[0] + 1, 3, dtype=np.int64), chunk.ravel())
+        result.seconds["list"] = time.perf_counter() - started
+    if per_vertex_output:
+        with atomic_output(per_vertex_output) as handle:
+            handle.write("".join(f"{count} {coefficient!r}\n" for count, coefficient in
+                                 zip(result.per_vertex.tolist(), result.clustering.tolist())))
+    summary = {"file": file, "device": device_used, "vertices": graph.num_vertices, "edges": graph.num_edges,
+               "triangles": result.count, "average_clustering": result.average_clustering,
+               "transitivity": result.transitivity, "list": list_output, "per_vertex": per_vertex_output,
+               "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
+    print_summary(reporter, f"triangles of {file}", summary, as_json)
 
 
 # ----------------------------------------------------------------------------------------- coarsen
@@ -698,6 +739,36 @@ def bench_mst(files, device, gnm, rmat_n, edge_factor, grid_side, repeat, scipy_
                  "instances": rows}, save, as_json)
     columns = list(dict.fromkeys(key for row in rows for key in row))
     reporter.table(f"hgpart bench mst ({device_used}, {used_threads} threads, medians of {repeat})", columns,
+                   [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
+
+
+@bench.command("triangles", epilog=epilog("hgpart bench triangles --device gpu --rmat 8388608 --repeat 3"))
+@click.argument("files", nargs=-1)
+@device_option
+@click.option("--rmat", "rmat_n", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also an R-MAT graph on this many vertices (0 for none).")
+@click.option("--edge-factor", type=click.IntRange(min=1), default=16, show_default=True, help="R-MAT edges per vertex.")
+@click.option("--repeat", type=click.IntRange(min=1), default=3, show_default=True, help="Medians over repeats.")
+@bench_output_options
+@job_options
+def bench_triangles(files, device, rmat_n, edge_factor, repeat, save, cpu_path, threads, as_json, quiet):
+    """Triangle counting: GPU vs njit CPU twin in one run on FILES (default: the SNAP graphs of ../shared/data)
+    and an R-MAT graph; seconds, input edges per second, whether the counts agree."""
+    from .bench.triangles import default_instances, run_triangle_bench
+    from .graphs.triangles import warm_up
+
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    devices = ["gpu", "cpu"] if device_used == "gpu" and cpu_path else [device_used]
+    specs = [("file", path) for path in files or default_instances()]
+    specs += [("rmat", rmat_n, edge_factor)] if rmat_n else []
+    if not specs:
+        raise InputError("no graphs: give FILES or --rmat, or run where ../shared/data holds the SNAP graphs")
+    jit_seconds = warm_up(device_used)
+    rows = run_triangle_bench(specs, devices, repeat, reporter)
+    save_report({"device": device_used, "threads": used_threads, "repeat": repeat, "jit_seconds": jit_seconds,
+                 "instances": rows}, save, as_json)
+    columns = list(dict.fromkeys(key for row in rows for key in row))
+    reporter.table(f"hgpart bench triangles ({device_used}, {used_threads} threads, medians of {repeat})", columns,
                    [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
 
 

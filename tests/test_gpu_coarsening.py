@@ -163,8 +163,8 @@ def test_device_path_on_a_tiny_instance_equals_cpu():
 def test_gpu_code_in_the_simulator():
     """The GPU kernels, run by numba's CUDA simulator with the warp intrinsics of tests/cudasim.py: the Fig. 5
     planner and reductions against the numpy model, the whole device coarsening against the CPU, the
-    GPU refinement against its model, and the GPU modularity clustering and spanning forest against their CPU
-    twins."""
+    GPU refinement against its model, and the GPU modularity clustering, spanning forest and triangle counts
+    against their CPU twins."""
     import os
     import subprocess
     import sys
@@ -176,8 +176,9 @@ def test_gpu_code_in_the_simulator():
                "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
                "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu",
                "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
-               "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin"]
+               "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
+               "tests/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"]
     result = subprocess.run(command, cwd=str(DATA.parent), env=environment, capture_output=True, text=True,
                             timeout=1200)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "7 passed" in result.stdout
+    assert "8 passed" in result.stdout

@@ -1,0 +1,162 @@
+import itertools
+import json
+
+import numpy as np
+import pytest
+
+from hgpart import Graph
+from hgpart.graphs.triangles import Triangles, count_triangles, list_triangles
+from hgpart.io import read_graph
+
+from .conftest import DATA, SHARED
+from .test_cli import assert_one_line_error, run
+
+SNAP = ["CA-GrQc.txt.gz", "as20000102.txt.gz", "email-Eu-core.csv.gz", "facebook_combined.txt.gz",
+        "p2p-Gnutella05.txt.gz", "wiki-Vote.txt.gz"]
+nx = pytest.importorskip("networkx")
+
+
+def networkx_graph(graph):
+    nx_graph = nx.Graph()
+    nx_graph.add_nodes_from(range(graph.num_vertices))
+    sources, targets, _ = graph.edge_list()
+    nx_graph.add_edges_from(zip(sources.tolist(), targets.tolist()))
+    return nx_graph
+
+
+def check_against_networkx(graph, result, triangles=None):
+    nx_graph = networkx_graph(graph)
+    per_vertex = nx.triangles(nx_graph)
+    assert result.count == sum(per_vertex.values()) // 3
+    assert result.per_vertex.tolist() == [per_vertex[v] for v in range(graph.num_vertices)]
+    assert result.transitivity == pytest.approx(nx.transitivity(nx_graph), abs=1e-12)
+    if graph.num_edges <= 20_000:  # networkx recounts per call: its slow parts only on small graphs
+        assert result.average_clustering == pytest.approx(nx.average_clustering(nx_graph), abs=1e-12)
+        clustering = nx.clustering(nx_graph)
+        assert np.allclose(result.clustering, [clustering[v] for v in range(graph.num_vertices)], atol=1e-12)
+    if triangles is not None:
+        assert triangles.shape == (result.count, 3)
+        triangles = triangles.astype(np.int64)
+        assert np.all(triangles[:, 0] < triangles[:, 1]) and np.all(triangles[:, 1] < triangles[:, 2])
+        n = np.int64(graph.num_vertices)
+        codes = (triangles[:, 0] * n + triangles[:, 1]) * n + triangles[:, 2]
+        assert np.unique(codes).shape[0] == result.count  # no duplicates
+        matrix = graph.to_sparse().tocsr()
+        for first, second in ((0, 1), (1, 2), (0, 2)):  # every listed triple is a triangle
+            assert np.all(np.asarray(matrix[triangles[:, first], triangles[:, second]]).ravel() != 0)
+
+
+def random_graph(seed, n=60, m=400):
+    rng = np.random.default_rng(seed)
+    return Graph.from_edges(n, rng.integers(0, n - 5, m), rng.integers(0, n - 5, m))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_counts_and_lists_equal_networkx_and_brute_force(seed):
+    graph = random_graph(seed)
+    result = count_triangles(graph)
+    triangles = list_triangles(graph)
+    check_against_networkx(graph, result, triangles)
+    dense = graph.to_sparse().toarray() > 0
+    brute = [t for t in itertools.combinations(range(graph.num_vertices), 3)
+             if dense[t[0], t[1]] and dense[t[1], t[2]] and dense[t[0], t[2]]]
+    assert sorted(map(tuple, triangles.tolist())) == brute
+
+
+def test_listing_in_chunks_is_the_whole_list():
+    graph = random_graph(7, n=80, m=900)
+    prepared = Triangles(graph)
+    prepared.count()
+    small = np.concatenate(list(prepared.chunks(max_triangles=5)))
+    assert np.array_equal(small, list_triangles(graph))
+
+
+@pytest.mark.parametrize("name", SNAP)
+def test_snap_graphs(name):
+    path = SHARED / name
+    if not path.exists():
+        pytest.skip(f"{path} is absent")
+    graph = read_graph(str(path), merge="max")
+    prepared = Triangles(graph)
+    result = prepared.count()
+    check_against_networkx(graph, result, np.concatenate(list(prepared.chunks())) if result.count else None)
+
+
+def test_edge_cases():
+    assert count_triangles(Graph.from_edges(3, [], [])).count == 0
+    assert list_triangles(Graph.from_edges(3, [0], [1])).shape == (0, 3)
+    clique = Graph.from_edges(5, *zip(*itertools.combinations(range(5), 2)))
+    result = count_triangles(clique)
+    assert result.count == 10 and result.per_vertex.tolist() == [6] * 5 and result.transitivity == 1.0
+
+
+def test_cli_triangles(tmp_path):
+    edges = tmp_path / "graph.txt"
+    edges.write_text("# directed, duplicated, a self loop\n0 1\n1 0\n1 2\n2 0\n2 2\n2 3\n3 1\n0 1\n")
+    listed, per_vertex = tmp_path / "list.txt", tmp_path / "per_vertex.txt"
+    result = run("triangles", edges, "--list", listed, "--per-vertex", per_vertex, "--json", "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["triangles"] == 2 and summary["edges"] == 5
+    assert listed.read_text() == "0 1 2\n1 2 3\n"
+    assert per_vertex.read_text().splitlines()[1] == f"2 {2 * 2 / (3 * 2)!r}"
+    piped = run("triangles", DATA / "karate.graph", "--list", "-", "-q")
+    assert piped.exit_code == 0 and len(piped.stdout.splitlines()) == 45 and piped.stderr == ""
+    assert_one_line_error(run("triangles", edges, "--list", "-", "--json"), "stdout")
+    broken = tmp_path / "broken.txt"
+    broken.write_text("0 1\n1 x\n")
+    assert_one_line_error(run("triangles", broken, "--list", tmp_path / "never.txt"), "broken.txt:2:")
+    assert not (tmp_path / "never.txt").exists()
+
+
+def test_bench_triangles_json():
+    result = run("bench", "triangles", DATA / "karate.graph", "--repeat", "1", "--json", "--device", "cpu")
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["instances"]
+    assert row["triangles"] == 45 and row["cpu edges/s"] > 0
+
+
+@pytest.mark.parametrize("name", ["count_kernel", "list_kernel"])
+def test_triangle_kernels_compile_to_ptx(name):
+    cuda = pytest.importorskip("numba.cuda")
+    from numba import int32, int64
+
+    from hgpart.graphs import gpu_triangles
+
+    csr = (int64[::1], int32[::1], int32[::1])
+    signatures = {"count_kernel": csr + (int64[::1], int64[::1]),
+                  "list_kernel": csr + (int64[::1], int64, int64, int32[:, ::1])}
+    ptx, _ = cuda.compile_ptx(getattr(gpu_triangles, name).py_func, signatures[name], cc=(9, 0))
+    assert "shfl.sync" in ptx  # the Fig. 5 planner's shuffles
+
+
+def gpu_test_graphs():
+    from hgpart.cuda.arrays import SIMULATED
+
+    graphs = [("karate", read_graph(str(DATA / "karate.graph"))), ("random", random_graph(3))]
+    if SIMULATED:
+        return graphs
+    from hgpart.bench.triangles import instance
+
+    graphs.append(instance(("rmat", 1 << 16, 16)))
+    graphs += [(name, read_graph(str(SHARED / name), merge="max")) for name in SNAP if (SHARED / name).exists()]
+    return graphs
+
+
+@pytest.mark.gpu
+def test_gpu_triangles_equal_the_cpu_twin():
+    from hgpart.cuda.arrays import SIMULATED
+    from hgpart.device import gpu_available
+
+    if not SIMULATED and not gpu_available():
+        pytest.skip("no GPU")
+    for name, graph in gpu_test_graphs():
+        cpu, gpu = Triangles(graph, "cpu"), Triangles(graph, "gpu")
+        cpu_result, gpu_result = cpu.count(), gpu.count()
+        print(f"{name}: {gpu_result.count} triangles, gpu {gpu_result.seconds['count']:.4f} s, "
+              f"cpu {cpu_result.seconds['count']:.4f} s")
+        assert gpu_result.count == cpu_result.count, name
+        np.testing.assert_array_equal(gpu_result.per_vertex, cpu_result.per_vertex, err_msg=name)
+        np.testing.assert_array_equal(np.concatenate(list(gpu.chunks(1 << 20)) or [np.zeros((0, 3), np.int32)]),
+                                      np.concatenate(list(cpu.chunks(1 << 20)) or [np.zeros((0, 3), np.int32)]),
+                                      err_msg=name)
