@@ -179,6 +179,6 @@ def test_gpu_code_in_the_simulator():
                "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
                "tests/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"]
     result = subprocess.run(command, cwd=str(DATA.parent), env=environment, capture_output=True, text=True,
-                            timeout=1200)
+                            timeout=2400)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert "8 passed" in result.stdout
