@@ -150,6 +150,14 @@ def print_summary(reporter, title: str, summary: dict, as_json: bool) -> None:
     reporter.mapping(title, flat)
 
 
+def row_table(reporter, title: str, rows: list[dict]) -> None:
+    """A bench's rows as one table: every key any row has is a column (nested dicts, such as per-phase
+    seconds, stay in the JSON only); missing values show as '-'."""
+    columns = list(dict.fromkeys(key for row in rows for key, value in row.items() if not isinstance(value, dict)))
+    reporter.table(title, columns, [["-" if row.get(column) is None else row[column] for column in columns]
+                                    for row in rows])
+
+
 def save_report(report: dict, save: str | None, as_json: bool) -> None:
     """A bench's JSON report: to the --save file (atomically) and, with --json, on stdout."""
     import json
@@ -695,9 +703,7 @@ def bench_cluster(files, device, rmat_n, edge_factor, repeat, tries, louvain_see
     report = {"device": device_used, "threads": used_threads, "repeat": repeat, "jit_seconds": jit_seconds,
               "instances": rows}
     save_report(report, save, as_json)
-    columns = list(dict.fromkeys(key for row in rows for key in row if not key.endswith(" phases")))
-    reporter.table(f"hgpart bench cluster ({device_used}, {used_threads} threads, medians of {repeat})", columns,
-                   [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
+    row_table(reporter, f"hgpart bench cluster ({device_used}, {used_threads} threads, medians of {repeat})", rows)
 
 
 @bench.command("mst", epilog=epilog("hgpart bench mst --device gpu --repeat 3 --save mst.json"))
@@ -737,9 +743,7 @@ def bench_mst(files, device, gnm, rmat_n, edge_factor, grid_side, repeat, scipy_
     rows = run_mst_bench(specs, devices, repeat, scipy_peer, reporter)
     save_report({"device": device_used, "threads": used_threads, "repeat": repeat, "jit_seconds": jit_seconds,
                  "instances": rows}, save, as_json)
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    reporter.table(f"hgpart bench mst ({device_used}, {used_threads} threads, medians of {repeat})", columns,
-                   [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
+    row_table(reporter, f"hgpart bench mst ({device_used}, {used_threads} threads, medians of {repeat})", rows)
 
 
 @bench.command("triangles", epilog=epilog("hgpart bench triangles --device gpu --rmat 8388608 --repeat 3"))
@@ -767,9 +771,7 @@ def bench_triangles(files, device, rmat_n, edge_factor, repeat, save, cpu_path, 
     rows = run_triangle_bench(specs, devices, repeat, reporter)
     save_report({"device": device_used, "threads": used_threads, "repeat": repeat, "jit_seconds": jit_seconds,
                  "instances": rows}, save, as_json)
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    reporter.table(f"hgpart bench triangles ({device_used}, {used_threads} threads, medians of {repeat})", columns,
-                   [["-" if row.get(column) is None else row[column] for column in columns] for row in rows])
+    row_table(reporter, f"hgpart bench triangles ({device_used}, {used_threads} threads, medians of {repeat})", rows)
 
 
 @bench.command("coarsen", epilog=epilog("hgpart bench coarsen -n 1000000 --device auto --repeat 3"))

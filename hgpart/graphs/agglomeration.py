@@ -31,7 +31,6 @@ import numba
 import numpy as np
 from numba import int64, uint64
 
-NONE = np.int32(-1)
 PROPOSE, RESPOND, SATELLITE = 0, 1, 2
 
 
@@ -364,18 +363,19 @@ def project(coarse_clusters: np.ndarray, mapping: np.ndarray) -> np.ndarray:
     return coarse_clusters[mapping]
 
 
-def compact(clusters: np.ndarray) -> tuple[np.ndarray, int]:
-    """Cluster ids renumbered 0.. in order of the smallest id in use; returns (ids int32[n], count)."""
-    used = np.zeros(clusters.shape[0] + 1, dtype=np.int32)
+def compact(clusters: np.ndarray, array=np) -> tuple[np.ndarray, int]:
+    """Cluster ids renumbered 0.. in order of the smallest id in use; returns (ids int32[n], count).
+    ``array``: the array module of ``clusters`` (numpy here, CuPy for the GPU twin)."""
+    used = array.zeros(clusters.shape[0] + 1, dtype=np.int32)
     used[clusters + 1] = 1
-    numbers = np.cumsum(used, dtype=np.int32)
+    numbers = array.cumsum(used, dtype=np.int32)
     return numbers[clusters], int(numbers[-1])
 
 
-def intersect(first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    """Clusters of vertices that both clusterings put together, with ids < n."""
+def intersect(first: np.ndarray, second: np.ndarray, array=np) -> np.ndarray:
+    """Clusters of vertices that both clusterings put together, with ids < n (``array`` as for compact)."""
     n = first.shape[0]
-    _, inverse = np.unique(first.astype(np.int64) * n + second, return_inverse=True)
+    _, inverse = array.unique(first.astype(np.int64) * n + second, return_inverse=True)
     return inverse.reshape(-1).astype(np.int32)
 
 

@@ -20,6 +20,7 @@ from numba import cuda, int32, int64
 from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
 from ..cuda.primitives import scatter, scatter_add_kernel
+from . import agglomeration
 from .agglomeration import PROPOSE, RESPOND, SATELLITE, _candidate_gain, _colour_bit, _move_gain, round_salt
 
 candidate_gain_gpu = cuda.jit(device=True, inline=True)(_candidate_gain)
@@ -235,23 +236,15 @@ def no_targets(n: int):
     return xp().full(n, -1, dtype=np.int32)
 
 
-def project(coarse_clusters, mapping):
-    return coarse_clusters[mapping]
+project = agglomeration.project  # a gather: the same call on CuPy arrays
 
 
 def compact(clusters):
-    array = xp()
-    used = array.zeros(clusters.shape[0] + 1, dtype=np.int32)
-    used[clusters + 1] = 1
-    numbers = array.cumsum(used, dtype=np.int32)
-    return numbers[clusters], int(numbers[-1])
+    return agglomeration.compact(clusters, xp())
 
 
 def intersect(first, second):
-    array = xp()
-    n = first.shape[0]
-    _, inverse = array.unique(first.astype(np.int64) * n + second, return_inverse=True)
-    return inverse.reshape(-1).astype(np.int32)
+    return agglomeration.intersect(first, second, xp())
 
 
 def to_host(array) -> np.ndarray:

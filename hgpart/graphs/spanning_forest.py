@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import Graph
+from .clustering import first_appearance
 
 NO_RANK = np.iinfo(np.int32).max
 
@@ -194,21 +195,13 @@ def minimum_spanning_forest(graph: Graph, device: str = "cpu") -> ForestResult:
                                                    rank_ends)
     forest_ids = np.sort(steps.to_host(order[forest_ranks]))
     finished = time.perf_counter()
-    forest_sources, forest_targets = edge_sources[forest_ids], edge_targets[forest_ids]
-    order = np.lexsort((forest_targets, forest_sources))
-    forest_weights = edge_weights[forest_ids][order]
-    components, num_components = _first_appearance(component)
+    forest_weights = edge_weights[forest_ids]  # edge ids follow (source, target) order: the edge list's
+    components, num_components = first_appearance(np.ascontiguousarray(component, dtype=np.int32))
     seconds = {"upload": boruvka - upload, "rank": ranked - boruvka, "boruvka": finished - boruvka,
                "total": time.perf_counter() - started}
-    return ForestResult(forest_sources[order].astype(np.int32), forest_targets[order].astype(np.int32),
-                        forest_weights, float(np.sum(edge_weights[forest_ids])), num_components, components,
-                        iterations, seconds, device)
-
-
-def _first_appearance(labels: np.ndarray) -> tuple[np.ndarray, int]:
-    from .clustering import first_appearance
-
-    return first_appearance(np.ascontiguousarray(labels, dtype=np.int32))
+    return ForestResult(edge_sources[forest_ids].astype(np.int32), edge_targets[forest_ids].astype(np.int32),
+                        forest_weights, float(np.sum(forest_weights)), num_components, components, iterations,
+                        seconds, device)
 
 
 def warm_up(device: str = "cpu") -> float:
