@@ -5,13 +5,14 @@ import pytest
 import scipy.sparse.csgraph as csgraph
 
 from hgpart import Graph
-from hgpart.graphs.spanning_forest import NO_RANK, group_min, minimum_spanning_forest
+from hgpart.graphs.spanning_forest import NO_EDGE, find_roots, hook, least_edges, minimum_spanning_forest
 from hgpart.io import read_graph
 
 from .conftest import DATA, SHARED
 from .test_cli import assert_one_line_error, run
 
-MST_KERNELS = ["pair_slot_kernel", "winner_kernel"]
+MST_KERNELS = ["least_edge_kernel", "hook_kernel", "jump_kernel", "relabel_kernel", "relabel_pair_kernel",
+               "first_of_pair_kernel", "compact_kernel"]
 
 
 def random_graph(seed, n=200, m=300, integer=True, isolated=20):
@@ -87,7 +88,19 @@ def test_edge_cases():
     assert empty.weights.shape == (0,) and empty.num_components == 4 and empty.iterations == 0
     star = Graph.from_edges(5, [0, 0, 0, 0], [1, 2, 3, 4], [4.0, 3.0, 2.0, 1.0])
     assert minimum_spanning_forest(star).total_weight == 10.0
-    assert group_min(np.array([1, 1, 0, 1]), np.array([7, 9, 3, 8], dtype=np.int32), 3).tolist() == [3, 7, NO_RANK]
+
+
+def test_steps_on_a_path():
+    """Steps 1-3 on the path 0-1-2-3 plus isolated 4, edges in weight order (1,2), (0,1), (2,3)."""
+    edges = np.array([[1, 0, 2], [2, 1, 3], [7, 8, 9]], dtype=np.int32)
+    least = least_edges(edges, 5)
+    assert least.tolist() == [1, 0, 0, 2, NO_EDGE]
+    in_forest = np.zeros(10, dtype=np.uint8)
+    parent = hook(least, edges, in_forest)
+    assert parent.tolist() == [1, 1, 1, 2, 4]  # 1-2 is a 2-cycle: 1 is the root
+    assert np.flatnonzero(in_forest).tolist() == [7, 8, 9]
+    find_roots(parent)
+    assert parent.tolist() == [1, 1, 1, 1, 4]
 
 
 def test_general_matrix_keeps_the_lighter_direction(tmp_path):
@@ -127,12 +140,15 @@ def test_bench_mst_json():
 @pytest.mark.parametrize("name", MST_KERNELS)
 def test_mst_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from numba import int8, int32, int64
+    from numba import int32, int64, uint8
 
     from hgpart.graphs import gpu_spanning_forest
 
-    signatures = {"pair_slot_kernel": (int32[::1], int32[::1], int64, int64[::1], int64[::1]),
-                  "winner_kernel": (int64[::1], int32[::1], int32[::1], int8[::1])}
+    vector, edges = int32[::1], int32[:, ::1]
+    signatures = {"least_edge_kernel": (edges, vector), "hook_kernel": (vector, edges, vector, uint8[::1]),
+                  "jump_kernel": (vector,), "relabel_kernel": (edges, vector, vector),
+                  "relabel_pair_kernel": (edges, vector, int64, int64[::1], int64, vector, vector),
+                  "first_of_pair_kernel": (vector, vector, vector), "compact_kernel": (vector, edges, edges)}
     ptx, _ = cuda.compile_ptx(getattr(gpu_spanning_forest, name).py_func, signatures[name], cc=(9, 0))
     assert ".entry" in ptx
 
@@ -140,7 +156,8 @@ def test_mst_kernels_compile_to_ptx(name):
 def gpu_test_graphs():
     from hgpart.cuda.arrays import SIMULATED
 
-    graphs = [("karate", read_graph(str(DATA / "karate.graph"))), ("ties", random_graph(1, n=60, m=90))]
+    graphs = [("karate", read_graph(str(DATA / "karate.graph"))), ("ties", random_graph(1, n=60, m=90)),
+              ("sparse", random_graph(3, n=400, m=500, isolated=50))]  # steps without the pair reduction
     if SIMULATED:
         return graphs
     from hgpart.bench.spanning_forest import grid_graph, instance

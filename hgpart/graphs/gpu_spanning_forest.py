@@ -1,79 +1,164 @@
-"""The GPU steps of Borůvka (seed 003): CuPy for gathers, scans, the one sort and compaction; numba.cuda
-kernels for the segmented minimum (seed 003 uses a segmented min-scan) and for reducing parallel edges.
+"""The GPU steps of Borůvka (seed 003): numba.cuda kernels for the segmented minimum, hooking, pointer
+jumping and contraction; CuPy for the one sort, the scans and the gathers. Few kernels with few arguments
+(each array passed costs a launch tens of microseconds): the edges travel as one int32[3, E] array.
 
-Edges are ranked once by a stable sort on weight, so the order (weight, edge id) is an int32 rank and the
-segmented minimum is one entry-parallel pass of ``atomic.min``: a supervertex with a million entries costs
-what a million supervertices with one entry each cost. Parallel entries between two supervertices are
-reduced without a sort: each (source, target) pair claims a slot of a hash table (``atomic.cas``), the
-least rank per slot is an ``atomic.min``, and the entry holding it survives. The order is total, so every
-result equals the CPU twin's.
+The edges stay in the order (weight, edge id), so an edge's position orders it as its rank does and the
+segmented minimum is one edge-parallel pass of ``atomic.min`` on positions (read first, so a hub's many
+edges cost few atomics): a supervertex with a million edges costs what a million supervertices with one
+edge each cost. Pointer jumping runs in place in one kernel (every write points further up the same tree,
+so no round needs the host). Parallel edges are reduced without a sort: each supervertex pair claims a slot
+of a hash table (``atomic.cas``) and the least position per slot (``atomic.min``) survives. The order is
+total, so every result equals the CPU twin's.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int64
+from numba import cuda, int32, int64
 
 from ..cuda.arrays import grid, kernel_view, to_device, to_host, xp
-from ..cuda.primitives import scatter, scatter_min_kernel
+from .spanning_forest import NO_EDGE, _hook_vertex
 
 HASH_MULTIPLIER = 0x9E3779B97F4A7C15 - (1 << 64)  # golden-ratio multiplicative hash, as a (wrapping) int64
-LOW63 = (1 << 63) - 1
-NO_RANK = np.iinfo(np.int32).max
+NO_SLOT = -1
+
+
+hook_vertex = cuda.jit(device=True, inline=True)(_hook_vertex)
 
 
 @cuda.jit
-def pair_slot_kernel(sources, targets, n, keys, slots):
-    """slots[e] = the hash-table slot of the supervertex pair (sources[e], targets[e]): the 64-bit key
-    source * n + target claimed by compare-and-swap, linear probing (the table has spare room)."""
-    size = keys.shape[0]
-    for entry in range(cuda.grid(1), sources.shape[0], cuda.gridsize(1)):
-        key = int64(sources[entry]) * n + targets[entry]
-        slot = ((key * HASH_MULTIPLIER) & LOW63) % size
+def least_edge_kernel(edges, least):
+    """least[v] = min position of an edge at v (step 1); edges int32[3, E]."""
+    for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):
+        position = int32(edge)
+        for end in range(2):
+            vertex = edges[end, edge]
+            if position < least[vertex]:
+                cuda.atomic.min(least, vertex, position)
+
+
+@cuda.jit
+def hook_kernel(least, edges, parent, in_forest):
+    """parent[v] = v's successor, v for the smaller end of a 2-cycle; non-roots mark their edge (step 2)."""
+    for vertex in range(cuda.grid(1), least.shape[0], cuda.gridsize(1)):
+        hook_vertex(least, edges, parent, in_forest, vertex)
+
+
+@cuda.jit
+def jump_kernel(parent):
+    """parent[v] = the root of v's tree, in place (step 3): v's pointer moves to its grandparent until that is
+    a root; other threads' writes only shorten the way."""
+    for vertex in range(cuda.grid(1), parent.shape[0], cuda.gridsize(1)):
+        above = parent[vertex]
+        while True:
+            top = parent[above]
+            if top == above:
+                break
+            parent[vertex] = top
+            above = top
+
+
+@cuda.jit
+def relabel_kernel(edges, label, keep):
+    """Edges renamed to supervertices in place; keep[e] = 0 for a self edge (step 5)."""
+    for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):
+        source = label[edges[0, edge]]
+        target = label[edges[1, edge]]
+        edges[0, edge] = source
+        edges[1, edge] = target
+        keep[edge] = 1 if source != target else 0
+
+
+@cuda.jit
+def relabel_pair_kernel(edges, label, num_vertices, keys, shift, first, slots):
+    """Edges renamed in place; slots[e] = the hash slot of e's supervertex pair (claimed by compare-and-swap,
+    linear probing; 2^(64 - shift) slots, the top bits of a multiplicative hash), NO_SLOT for a self edge;
+    first[slot] = the least position of the pair's edges."""
+    mask = keys.shape[0] - 1
+    for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):
+        source = label[edges[0, edge]]
+        target = label[edges[1, edge]]
+        edges[0, edge] = source
+        edges[1, edge] = target
+        if source == target:
+            slots[edge] = NO_SLOT
+            continue
+        key = int64(min(source, target)) * num_vertices + max(source, target)
+        slot = ((key * HASH_MULTIPLIER) >> shift) & mask
         while True:
             seen = cuda.atomic.cas(keys, slot, int64(-1), key)
             if seen == -1 or seen == key:
-                slots[entry] = slot
                 break
-            slot += 1
-            if slot == size:
-                slot = 0
+            slot = (slot + 1) & mask
+        slots[edge] = slot
+        cuda.atomic.min(first, slot, int32(edge))
 
 
 @cuda.jit
-def winner_kernel(slots, ranks, least, keep):
-    """keep[e] = 1 for the entry holding its pair's least rank (one per pair: an edge has one entry per
-    direction, and the two directions are different pairs)."""
-    for entry in range(cuda.grid(1), slots.shape[0], cuda.gridsize(1)):
-        keep[entry] = 1 if least[slots[entry]] == ranks[entry] else 0
+def first_of_pair_kernel(slots, first, keep):
+    """keep[e] = 1 only for the first edge of its pair."""
+    for edge in range(cuda.grid(1), slots.shape[0], cuda.gridsize(1)):
+        slot = slots[edge]
+        keep[edge] = 1 if slot != NO_SLOT and first[slot] == edge else 0
+
+
+@cuda.jit
+def compact_kernel(positions, edges, kept_edges):
+    """The kept edges (where the inclusive scan ``positions`` steps up) at their positions, in order."""
+    for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):
+        at = positions[edge] - 1
+        if edge == 0 and at == 0 or edge > 0 and at == positions[edge - 1]:
+            for row in range(3):
+                kept_edges[row, at] = edges[row, edge]
+
+
+def _launch(kernel, count, *arguments):
+    if count:
+        kernel[grid(count)](*[kernel_view(a) if hasattr(a, "shape") else a for a in arguments])
 
 
 class DeviceSteps:
-    """The array module, segmented minimum and pair reduction of the GPU path (CuPy; numpy under the CUDA
-    simulator)."""
+    """The array module and steps of the GPU path (CuPy; numpy under the CUDA simulator)."""
 
     @staticmethod
     def module():
         return xp()
 
     @staticmethod
-    def group_min(groups, ranks, num_groups):
-        least = xp().full(num_groups, NO_RANK, dtype=np.int32)
-        return scatter(scatter_min_kernel, groups, ranks, least)  # least[g] = min rank of group g's entries
+    def least_edges(edges, num_vertices):
+        least = xp().full(num_vertices, NO_EDGE, dtype=np.int32)
+        _launch(least_edge_kernel, edges.shape[1], edges, least)
+        return least
 
     @staticmethod
-    def lightest_per_pair(sources, targets, ranks, n):
-        """Indices of the lightest entry between each ordered pair of supervertices (hash table of 2 E slots)."""
+    def hook(least, edges, in_forest):
+        parent = xp().empty(least.shape[0], dtype=np.int32)
+        _launch(hook_kernel, least.shape[0], least, edges, parent, in_forest)
+        return parent
+
+    @staticmethod
+    def find_roots(parent):
+        _launch(jump_kernel, parent.shape[0], parent)
+
+    @staticmethod
+    def contract(edges, label, num_vertices, reduce_pairs):
+        """Relabel in place, drop self edges and (when ``reduce_pairs``) all but the first edge of each pair."""
         array = xp()
-        count = int(sources.shape[0])
-        keys = array.full(2 * count, -1, dtype=np.int64)
-        slots = array.empty(count, dtype=np.int64)
-        pair_slot_kernel[grid(count)](kernel_view(sources), kernel_view(targets), n, kernel_view(keys),
-                                      kernel_view(slots))
-        least = DeviceSteps.group_min(slots, ranks, 2 * count)
-        keep = array.empty(count, dtype=np.int8)
-        winner_kernel[grid(count)](kernel_view(slots), kernel_view(ranks), kernel_view(least), kernel_view(keep))
-        return array.flatnonzero(keep)
+        count = int(edges.shape[1])
+        keep = array.empty(count, dtype=np.int32)
+        if reduce_pairs:
+            bits = max(1, (2 * count - 1).bit_length())
+            keys = array.full(1 << bits, -1, dtype=np.int64)
+            first = array.full(1 << bits, NO_EDGE, dtype=np.int32)
+            slots = array.empty(count, dtype=np.int32)
+            _launch(relabel_pair_kernel, count, edges, label, num_vertices, keys, 64 - bits, first, slots)
+            _launch(first_of_pair_kernel, count, slots, first, keep)
+        else:
+            _launch(relabel_kernel, count, edges, label, keep)
+        positions = array.cumsum(keep, dtype=np.int32)
+        kept_edges = array.empty((3, int(positions[-1]) if count else 0), dtype=np.int32)
+        _launch(compact_kernel, count, positions, edges, kept_edges)
+        return kept_edges
 
     @staticmethod
     def to_host(array):

@@ -1,20 +1,24 @@
 """Minimum spanning forest by Borůvka from data-parallel primitives (seed 003), on the GPU or its CPU twin.
 
 The graph is an edge list; each undirected edge has an id (its index) and the total order (weight, id),
-so the minimum spanning forest is unique and both devices find the same one. One Borůvka step on the
-current supervertex graph (directed entries ``sources``, ``targets``, ``ranks``):
+so the minimum spanning forest is unique and both devices find the same one. The edges are sorted once
+into that order (a stable sort by weight) and every later step keeps them in it, so an edge's position
+in the current list orders it as its rank does. One Borůvka step on the current supervertex graph
+(``edges``: int32[3, E], each undirected edge's two supervertices and its input id):
 
-1. every supervertex's minimum outgoing edge by a segmented minimum over edge ranks (the position of each
-   edge in the order (weight, edge id), found once by a stable sort), whose ends give its successor;
-2. the successor graph S has only 2-cycles (S(S(u)) = u); the smaller of the two becomes the root;
-   every other supervertex's chosen edge joins the forest;
-3. pointer jumping (S ← S∘S) takes every supervertex to its root (representative);
+1. every supervertex's lightest edge: a segmented minimum of edge positions over both ends (seed 003's
+   segmented min-scan; an ``atomic.min`` pass on the GPU), whose other end is its successor;
+2. the successor graph has only 2-cycles (S(S(u)) = u); the smaller of the two becomes the root; every
+   other supervertex's chosen edge joins the forest;
+3. pointer jumping (S <- S o S, in place) takes every supervertex to its root (representative);
 4. roots are numbered by a scan; each supervertex takes its root's number;
-5. the entries are relabelled, self edges dropped, and parallel entries between two supervertices reduced
-   to the lightest (the CPU twin sorts by (source, target); the GPU hashes the pairs).
+5. the edges are relabelled and self edges dropped; parallel edges between two supervertices are reduced
+   to the lightest (the first in the list) once the edges number at least a quarter of the pairs of
+   supervertices that have edges: before that, parallel edges are rare (or removed soon as self edges) and
+   the reduction costs more than it saves. The CPU twin sorts by pair; the GPU hashes the pairs.
 
-The steps run on ``numpy`` (CPU twin: the segmented minimum is a numba loop) or on CuPy with numba.cuda
-kernels (:mod:`.gpu_spanning_forest`); the loop repeats until no entry is left.
+The steps run on ``numpy`` with numba loops (CPU twin) or on CuPy with numba.cuda kernels
+(:mod:`.gpu_spanning_forest`); the loop repeats until no edge is left.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ import numpy as np
 from ..hypergraph import Graph
 from .clustering import first_appearance
 
-NO_RANK = np.iinfo(np.int32).max
+NO_EDGE = np.iinfo(np.int32).max
+DENSE_PAIRS = 1 / 4   # reduce parallel edges once the edges number this share of the supervertex pairs
 
 
 @dataclass
@@ -65,21 +70,64 @@ class ForestResult:
 
 
 @numba.njit(cache=True)
-def group_min(groups, ranks, num_groups):
-    """For each group, the least rank of its entries (NO_RANK for a group without entries).
+def least_edges(edges, num_vertices):
+    """Step 1: the first (lightest) edge at each supervertex, NO_EDGE where none.
 
-    groups int32/int64[E], ranks int32[E] -> int32[num_groups]."""
-    least = np.full(num_groups, NO_RANK, dtype=np.int32)
-    for entry in range(groups.shape[0]):
-        if ranks[entry] < least[groups[entry]]:
-            least[groups[entry]] = ranks[entry]
+    edges int32[3, E] (source, target, input id) -> int32[num_vertices]."""
+    least = np.full(num_vertices, NO_EDGE, dtype=np.int32)
+    for edge in range(edges.shape[1]):
+        for end in range(2):
+            if edge < least[edges[end, edge]]:
+                least[edges[end, edge]] = edge
     return least
 
 
-class _HostSteps:
-    """The CPU twin's array module, segmented minimum and pair reduction."""
+def _hook_vertex(least, edges, parent, in_forest, vertex):
+    """parent[vertex] = its successor (the other end of its lightest edge; itself without one), but itself
+    for the smaller end of a 2-cycle; a non-root marks its edge in ``in_forest`` (by input id). Shared by
+    both devices."""
+    edge = least[vertex]
+    other = vertex if edge == NO_EDGE else edges[0, edge] + edges[1, edge] - vertex
+    if other > vertex:  # other has an edge (this one): is its successor vertex?
+        back = least[other]
+        if edges[0, back] + edges[1, back] - other == vertex:
+            other = vertex
+    parent[vertex] = other
+    if other != vertex:
+        in_forest[edges[2, edge]] = 1
 
-    group_min = staticmethod(group_min)
+
+hook_vertex = numba.njit(inline="always")(_hook_vertex)
+
+
+@numba.njit(cache=True)
+def hook(least, edges, in_forest):
+    """Step 2: each supervertex's parent. least int32[n], edges int32[3, E], in_forest uint8[m] -> int32[n]."""
+    parent = np.empty(least.shape[0], dtype=np.int32)
+    for vertex in range(least.shape[0]):
+        hook_vertex(least, edges, parent, in_forest, vertex)
+    return parent
+
+
+@numba.njit(cache=True)
+def find_roots(parent):
+    """Step 3: parent[v] = the root of v's tree, in place (find with path compression)."""
+    for vertex in range(parent.shape[0]):
+        root = vertex
+        while parent[root] != root:
+            root = parent[root]
+        while parent[vertex] != root:
+            above = parent[vertex]
+            parent[vertex] = root
+            vertex = above
+
+
+class _HostSteps:
+    """The CPU twin's array module and steps."""
+
+    least_edges = staticmethod(least_edges)
+    hook = staticmethod(hook)
+    find_roots = staticmethod(find_roots)
 
     @staticmethod
     def module():
@@ -102,17 +150,19 @@ class _HostSteps:
         pass
 
     @staticmethod
-    def lightest_per_pair(sources, targets, ranks, n):
-        """Indices of the lightest entry between each ordered pair of supervertices: sort by (source,
-        target), mark the first of each run, scan, segmented minimum."""
-        keys = sources.astype(np.int64) * n + targets
-        order = np.argsort(keys, kind="stable")
-        keys = keys[order]
-        first = np.ones(keys.shape[0], dtype=np.int32)
-        first[1:] = keys[1:] != keys[:-1]
-        segment = np.cumsum(first, dtype=np.int64) - 1
-        least = group_min(segment, ranks[order], int(segment[-1]) + 1)
-        return order[np.flatnonzero(ranks[order] == least[segment])]
+    def contract(edges, label, num_vertices, reduce_pairs):
+        """Step 5: the edges relabelled, without self edges and, when ``reduce_pairs``, only the first edge
+        of each supervertex pair (a stable sort by pair). int32[3, E] -> int32[3, E']."""
+        ends = label[edges[:2]]
+        kept = np.flatnonzero(ends[0] != ends[1])
+        if reduce_pairs and kept.shape[0]:
+            low, high = ends[:, kept].min(axis=0), ends[:, kept].max(axis=0)
+            keys = low.astype(np.int64) * num_vertices + high
+            order = np.argsort(keys, kind="stable")
+            first = np.ones(kept.shape[0], dtype=bool)
+            first[1:] = keys[order][1:] != keys[order][:-1]
+            kept = np.sort(kept[order[first]])
+        return np.concatenate([ends[:, kept], edges[2:, kept]])
 
 
 def _steps(device: str):
@@ -123,45 +173,29 @@ def _steps(device: str):
     return _HostSteps
 
 
-def _boruvka(steps, num_vertices: int, sources, targets, ranks, rank_ends):
-    """Borůvka steps until no entry is left. ``ranks``: each entry's edge rank in the order (weight, edge id);
-    ``rank_ends``: int32[2, m], the endpoints of the edge of each rank. Returns (ranks of the forest's
-    edges, component of each vertex, steps)."""
+def _boruvka(steps, num_vertices: int, edges):
+    """Borůvka steps until no edge is left. ``edges``: int32[3, m], the input's edges (source, target, id)
+    in the order (weight, id). Returns (in_forest uint8[m] by input id, component of each vertex as a host
+    array, steps)."""
     xp = steps.module()
     n = num_vertices
     component = xp.arange(n, dtype=np.int32)  # supervertex of each input vertex
-    forest = []
+    in_forest = xp.zeros(edges.shape[1], dtype=np.uint8)
     iterations = 0
-    while sources.shape[0]:
+    while edges.shape[1]:
         iterations += 1
-        least = steps.group_min(sources, ranks, n)  # 1. minimum outgoing edge of each supervertex
-        vertices = xp.arange(n, dtype=np.int32)
-        has_edge = least != NO_RANK
-        picked = xp.where(has_edge, least, 0)
-        first_end = component[rank_ends[0][picked]]
-        other_end = component[rank_ends[1][picked]]
-        successor = xp.where(has_edge, xp.where(first_end == vertices, other_end, first_end), vertices)
-        root = (successor[successor] == vertices) & (vertices < successor)  # 2. break each 2-cycle
-        successor = xp.where(root, vertices, successor).astype(np.int32)
-        forest.append(picked[successor != vertices])
-        while True:  # 3. pointer jumping
-            jumped = successor[successor]
-            if not bool((jumped != successor).any()):
-                break
-            successor = jumped
-        is_root = (successor == vertices).astype(np.int32)  # 4. number the roots
+        least = steps.least_edges(edges, n)  # 1. lightest edge of each supervertex
+        parent = steps.hook(least, edges, in_forest)  # 2. successors, 2-cycles broken, forest edges marked
+        steps.find_roots(parent)  # 3. pointer jumping
+        is_root = parent == xp.arange(n, dtype=np.int32)  # 4. number the roots
         number = xp.cumsum(is_root, dtype=np.int32) - 1
-        label = number[successor]
+        label = number[parent]
         n = int(number[-1]) + 1
         component = label[component]
-        sources, targets = label[sources], label[targets]  # 5. relabel, drop self edges, keep the lightest
-        kept = xp.flatnonzero(sources != targets)
-        sources, targets, ranks = sources[kept], targets[kept], ranks[kept]
-        if sources.shape[0]:
-            kept = steps.lightest_per_pair(sources, targets, ranks, n)
-            sources, targets, ranks = sources[kept], targets[kept], ranks[kept]
-    forest_ranks = xp.concatenate(forest) if forest else xp.zeros(0, dtype=np.int32)
-    return forest_ranks, steps.to_host(component), iterations
+        joined = int(xp.count_nonzero(is_root & (least != NO_EDGE)))  # supervertices that may keep edges
+        dense = edges.shape[1] >= DENSE_PAIRS * joined * (joined - 1) / 2
+        edges = steps.contract(edges, label, n, dense)  # 5. relabel, drop self (and parallel) edges
+    return in_forest, steps.to_host(component), iterations
 
 
 def minimum_spanning_forest(graph: Graph, device: str = "cpu") -> ForestResult:
@@ -184,18 +218,14 @@ def minimum_spanning_forest(graph: Graph, device: str = "cpu") -> ForestResult:
     targets = steps.to_device(edge_targets.astype(np.int32))
     steps.synchronize()
     boruvka = time.perf_counter()
-    order = steps.argsort(weights)  # the order (weight, edge id): a stable sort by weight
-    ranks = xp.empty(order.shape[0], dtype=np.int32)
-    ranks[order] = xp.arange(order.shape[0], dtype=np.int32)
-    rank_ends = xp.stack([sources[order], targets[order]])
+    order = steps.argsort(weights).astype(np.int32)  # the order (weight, edge id): a stable sort by weight
+    edges = xp.stack([sources[order], targets[order], order])
     steps.synchronize()
     ranked = time.perf_counter()
-    forest_ranks, component, iterations = _boruvka(steps, graph.num_vertices, xp.concatenate([sources, targets]),
-                                                   xp.concatenate([targets, sources]), xp.concatenate([ranks, ranks]),
-                                                   rank_ends)
-    forest_ids = np.sort(steps.to_host(order[forest_ranks]))
+    in_forest, component, iterations = _boruvka(steps, graph.num_vertices, edges)
+    forest_ids = steps.to_host(xp.flatnonzero(in_forest))  # ascending ids: (source, target) order
     finished = time.perf_counter()
-    forest_weights = edge_weights[forest_ids]  # edge ids follow (source, target) order: the edge list's
+    forest_weights = edge_weights[forest_ids]
     components, num_components = first_appearance(np.ascontiguousarray(component, dtype=np.int32))
     seconds = {"upload": boruvka - upload, "rank": ranked - boruvka, "boruvka": finished - boruvka,
                "total": time.perf_counter() - started}
