@@ -16,10 +16,14 @@ nets; its bound b = min(w, rated vertices - 1) caps its distinct neighbours. Ver
   The lanes of each vertex then reduce its table to the best candidate (segmented ``warp_argmax``).
 * ``wide_propose_kernel``, 256 < b <= 1024: a warp per vertex, its incident nets 32 at a time, a larger
   shared table.
+* ``block_propose_kernel``, 1024 < b <= 4096 (most of a long-tailed input's vertices above the wide
+  kernel: a few dozen nets of dozens of pins each): a block per vertex, its 8 warps 32 nets each at a time,
+  8,192 slots of shared memory (the scores in dynamic shared memory above the 48 KB static limit, opted in
+  per kernel).
 * ``split_rate_kernel``, w > 8192 and b <= 1024 (the paper's synthetic matrix: 1,000 columns of 100,000
   nonzeros): a vertex is split into items of 1,024 incident nets, a block each, that aggregate in shared
   memory and then add to the vertex's table in global memory.
-* ``heavy_rate_kernel``, b > 1024 (hubs): a vertex is split into items of 32 incident nets, a warp each,
+* ``heavy_rate_kernel``, b > 4096 (hubs): a vertex is split into items of 32 incident nets, a warp each,
   from any block, adding straight into its global table.
 
 ``heavy_best_kernel`` then reduces each global table, a block per vertex, reading only the slots listed
@@ -40,8 +44,8 @@ import time
 import numpy as np
 from numba import cuda, float64, int32, int64
 
-from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, count_nonzero, grid, kernel_view, scalar,
-                           to_device, to_host, xp)
+from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, count_nonzero, grid,
+                           kernel_view, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (pointer_double_kernel, scatter, scatter_add_kernel, scatter_max_kernel,
                                scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_plan
@@ -55,6 +59,8 @@ POOL_WARPS = 1 if SIMULATED else 4  # warps per block of the pooled kernel (the 
 POOL_BLOCK_TABLE = POOL_WARPS * POOL_TABLE  # shared-memory shapes must be plain module constants
 POOL_BLOCK_ROWS = POOL_WARPS * 32
 WIDE_TABLE = 2048              # shared table slots of the wide kernel (one warp per block), b <= 1024
+BLOCK_TABLE = 512 if SIMULATED else 8192  # shared table slots of the block kernel, b <= 4096 (keys static, scores
+                                          # dynamic; tests in the simulator keep b <= 256)
 HEAVY_BLOCK = 32 if SIMULATED else 256  # threads per block of the heavy kernels
 HEAVY_WARPS = HEAVY_BLOCK // WARP_SIZE
 HEAVY_TABLE_BUDGET = 1 << 27   # global table slots for the heavy vertices of one batch (12 bytes each)
@@ -62,9 +68,10 @@ MIN_TABLE = 64
 SPLIT_TABLE = 2048             # shared table slots of the split kernel (a block per work item)
 SPLIT_NETS = 4 * HEAVY_BLOCK   # incident nets per work item of the split kernel
 POOL_LIMITS = (16, 32, 64, 128, 256)  # largest bound of pooled bins 0..4
-KERNEL_LIMITS = (256, 1024, 8192)  # largest bound of the pooled and of the wide kernel; largest work outside
-                                   # the split kernels (tests lower them to fill every bin on tiny inputs)
-WIDE_BIN, SPLIT_BIN, GLOBAL_BIN = POOL_BINS, POOL_BINS + 1, POOL_BINS + 2
+KERNEL_LIMITS = (256, 1024, 8192, 4096)  # largest bound of the pooled and of the wide kernel; largest work
+                                         # outside the split kernels; largest bound of the block kernel (tests
+                                         # lower them to fill every bin on tiny inputs)
+WIDE_BIN, BLOCK_BIN, SPLIT_BIN, GLOBAL_BIN = POOL_BINS, POOL_BINS + 1, POOL_BINS + 2, POOL_BINS + 3
 
 candidate_score_gpu = cuda.jit(device=True, inline=True)(candidate_score)
 pair_priority_gpu = cuda.jit(device=True, inline=True)(pair_priority)
@@ -288,6 +295,91 @@ def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets
         cuda.syncwarp(FULL_MASK)
 
 
+@cuda.jit(device=True, inline=True)
+def _rate_nets(v, first, end, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
+               incident_nets, ratings, keys, values, mask):
+    """A block rates v's incident nets first .. end - 1 into its shared table (mask + 1 slots, sized never to
+    fill): each warp takes 32 nets at a time through ``_rate_rows``."""
+    lane = cuda.threadIdx.x % WARP_SIZE
+    for chunk in range(first + (cuda.threadIdx.x // WARP_SIZE) * WARP_SIZE, end, HEAVY_BLOCK):  # uniform in a warp
+        q = chunk + lane
+        net = int32(-1)
+        if q < end:
+            net = incident_nets[q]
+            if ratings[net] == 0:
+                net = int32(-1)
+        _rate_rows(net, v, 0, lane, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
+                   ratings, keys, values, mask, row_table, row_table, -1)
+
+
+@cuda.jit(device=True, inline=True)
+def _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities, warp_best):
+    """The best of the block's threads' candidates (valid on thread 0), through shared arrays of HEAVY_WARPS
+    entries; every thread of the block must call it."""
+    lane = cuda.threadIdx.x % WARP_SIZE
+    warp = cuda.threadIdx.x // WARP_SIZE
+    best_score, best_priority, best = warp_argmax(best_score, best_priority, best)
+    if lane == 0:
+        warp_scores[warp] = best_score
+        warp_priorities[warp] = best_priority
+        warp_best[warp] = best
+    cuda.syncthreads()
+    if cuda.threadIdx.x == 0:
+        best = warp_best[0]
+        best_score = warp_scores[0]
+        best_priority = warp_priorities[0]
+        for w in range(1, HEAVY_WARPS):
+            u = warp_best[w]
+            if u >= 0 and better_candidate_gpu(warp_scores[w], warp_priorities[w], u, best_score, best_priority,
+                                               best):
+                best = u
+                best_score = warp_scores[w]
+                best_priority = warp_priorities[w]
+    return best
+
+
+@cuda.jit
+def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                         merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
+                         block_vertices, neighbour_bound, proposals):
+    """proposals[v] for v in ``block_vertices`` (1024 < b <= 4096): a block per vertex, each warp rating 32 of
+    its incident nets at a time through the Fig. 5 planner into 2^ceil(log2(2 b)) slots of a shared table
+    (keys static, scores in BLOCK_TABLE * 8 bytes of dynamic shared memory), then a block argmax."""
+    keys = cuda.shared.array(BLOCK_TABLE, int32)
+    values = cuda.shared.array(0, int64)
+    row_net = cuda.shared.array(HEAVY_BLOCK, int32)
+    row_start = cuda.shared.array(HEAVY_BLOCK, int64)
+    row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
+    row_table = cuda.shared.array(HEAVY_BLOCK, int64)
+    warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
+    warp_priorities = cuda.shared.array(HEAVY_WARPS, int64)
+    warp_best = cuda.shared.array(HEAVY_WARPS, int32)
+    rows = cuda.threadIdx.x // WARP_SIZE * WARP_SIZE
+    for slot in range(cuda.threadIdx.x, BLOCK_TABLE, HEAVY_BLOCK):
+        keys[slot] = -1
+        values[slot] = 0
+    cuda.syncthreads()
+    for index in range(cuda.blockIdx.x, block_vertices.shape[0], cuda.gridDim.x):
+        v = block_vertices[index]
+        if partner[v] >= 0:
+            if cuda.threadIdx.x == 0:
+                proposals[v] = -1
+            continue  # the same for the whole block
+        if _keeps_proposal(v, partner, proposals, rerate_only):
+            continue
+        slots = _table_slots(neighbour_bound[v])
+        _rate_nets(v, vertex_offsets[v], vertex_offsets[v + 1], rows, row_net, row_start, row_owner, row_table,
+                   net_offsets, pin_vertices, incident_nets, ratings, keys, values, slots - 1)
+        cuda.syncthreads()
+        best_score, best_priority, best = _best_in_table(v, keys, values, 0, cuda.threadIdx.x, HEAVY_BLOCK, slots,
+                                                         vertex_weights, merge_key, partner, cluster_weight,
+                                                         max_weight, weight_penalty, only_unmatched, row_table, False)
+        best = _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities, warp_best)
+        if cuda.threadIdx.x == 0:
+            proposals[v] = best
+        cuda.syncthreads()
+
+
 @cuda.jit
 def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, partner, proposals,
                       rerate_only, heavy_vertices, item_vertex, item_first, table_offsets, table_keys, table_values,
@@ -304,9 +396,7 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
     row_start = cuda.shared.array(HEAVY_BLOCK, int64)
     row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
     row_table = cuda.shared.array(HEAVY_BLOCK, int64)
-    lane = cuda.threadIdx.x % WARP_SIZE
-    warp = cuda.threadIdx.x // WARP_SIZE
-    rows = warp * WARP_SIZE
+    rows = cuda.threadIdx.x // WARP_SIZE * WARP_SIZE
     for slot in range(cuda.threadIdx.x, SPLIT_TABLE, HEAVY_BLOCK):
         keys[slot] = -1
         values[slot] = 0
@@ -318,16 +408,9 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
             continue  # the same for the whole block
         base = table_offsets[j]
         slots = table_offsets[j + 1] - base
-        end = min(item_first[item] + SPLIT_NETS, vertex_offsets[v + 1])
-        for chunk in range(item_first[item] + warp * WARP_SIZE, end, HEAVY_BLOCK):  # uniform within a warp
-            q = chunk + lane
-            net = int32(-1)
-            if q < end:
-                net = incident_nets[q]
-                if ratings[net] == 0:
-                    net = int32(-1)
-            _rate_rows(net, v, 0, lane, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
-                       ratings, keys, values, slots - 1, row_table, row_table, -1)
+        _rate_nets(v, item_first[item], min(item_first[item] + SPLIT_NETS, vertex_offsets[v + 1]), rows, row_net,
+                   row_start, row_owner, row_table, net_offsets, pin_vertices, incident_nets, ratings, keys, values,
+                   slots - 1)
         cuda.syncthreads()
         for slot in range(cuda.threadIdx.x, slots, HEAVY_BLOCK):
             u = keys[slot]
@@ -379,8 +462,6 @@ def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_we
     warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
     warp_priorities = cuda.shared.array(HEAVY_WARPS, int64)
     warp_best = cuda.shared.array(HEAVY_WARPS, int32)
-    lane = cuda.threadIdx.x % WARP_SIZE
-    warp = cuda.threadIdx.x // WARP_SIZE
     for index in range(cuda.blockIdx.x, heavy_vertices.shape[0], cuda.gridDim.x):
         v = heavy_vertices[index]
         if partner[v] >= 0:
@@ -394,23 +475,8 @@ def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_we
                                                          HEAVY_BLOCK, table_fill[index], vertex_weights, merge_key,
                                                          partner, cluster_weight, max_weight, weight_penalty,
                                                          only_unmatched, table_used, True)
-        best_score, best_priority, best = warp_argmax(best_score, best_priority, best)
-        if lane == 0:
-            warp_scores[warp] = best_score
-            warp_priorities[warp] = best_priority
-            warp_best[warp] = best
-        cuda.syncthreads()
+        best = _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities, warp_best)
         if cuda.threadIdx.x == 0:
-            best = warp_best[0]
-            best_score = warp_scores[0]
-            best_priority = warp_priorities[0]
-            for w in range(1, HEAVY_WARPS):
-                u = warp_best[w]
-                if u >= 0 and better_candidate_gpu(warp_scores[w], warp_priorities[w], u, best_score, best_priority,
-                                                   best):
-                    best = u
-                    best_score = warp_scores[w]
-                    best_priority = warp_priorities[w]
             proposals[v] = best
             table_fill[index] = 0
         cuda.syncthreads()
@@ -491,8 +557,9 @@ class DevicePlan:
         rated_vertices = count_nonzero(work)  # only they can be neighbours
         self.bound = x.minimum(work, max(rated_vertices - 1, 1))
         pooled = x.searchsorted(x.asarray(np.array(POOL_LIMITS, dtype=np.int64)), self.bound, side="left")
-        bins = x.where(self.bound > limits[1], GLOBAL_BIN,
-                       x.where(work > limits[2], SPLIT_BIN, x.where(self.bound > limits[0], WIDE_BIN, pooled)))
+        bins = x.where(self.bound > limits[3], GLOBAL_BIN, x.where(
+            self.bound > limits[1], BLOCK_BIN,
+            x.where(work > limits[2], SPLIT_BIN, x.where(self.bound > limits[0], WIDE_BIN, pooled))))
         order = x.sort((bins.astype(x.int64) << 32) | x.arange(n, dtype=x.int64))
         self.order = (order & LOW32).astype(x.int32)
         counts = to_host(x.bincount(bins, minlength=GLOBAL_BIN + 1)).astype(np.int64)
@@ -507,13 +574,14 @@ class DevicePlan:
             return self.order[int(bin_starts[bin_index]):int(bin_starts[bin_index + 1])]
 
         self.wide = members(WIDE_BIN)
+        self.block = members(BLOCK_BIN)
         degree = vertex_offsets[1:] - vertex_offsets[:-1]
         split, heavy = members(SPLIT_BIN), members(GLOBAL_BIN)
         self.split_batches = self._heavy_batches(split, to_host(self.bound[split]), to_host(degree[split]), SPLIT_NETS)
         self.heavy_batches = self._heavy_batches(heavy, to_host(self.bound[heavy]), to_host(degree[heavy]), WARP_SIZE)
         self.views = {name: kernel_view(array) for name, array in (
             ("ratings", ratings), ("order", self.order), ("bin_starts", self.bin_starts),
-            ("group_starts", self.group_starts), ("wide", self.wide), ("bound", self.bound),
+            ("group_starts", self.group_starts), ("wide", self.wide), ("block", self.block), ("bound", self.bound),
             *((name, level[name]) for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets",
                                                 "vertex_weights")))}
 
@@ -576,6 +644,11 @@ class DevicePlan:
             wide_propose_kernel[_blocks(self.wide.shape[0], 9), WARP_SIZE](*arguments, static["wide"],
                                                                           static["bound"], proposals_v)
             clock.lap("wide")
+        if self.block.shape[0]:
+            block_arguments = (*arguments, static["block"], static["bound"], proposals_v)
+            allow_dynamic_shared(block_propose_kernel, block_arguments, BLOCK_TABLE * 8)
+            block_propose_kernel[_blocks(self.block.shape[0], 2), HEAVY_BLOCK, 0, BLOCK_TABLE * 8](*block_arguments)
+            clock.lap("block")
         for kernel, batches, per_block in ((split_rate_kernel, self.split_batches, 1),
                                            (heavy_rate_kernel, self.heavy_batches, HEAVY_WARPS)):
             for batch in batches:
