@@ -15,7 +15,7 @@ in the current list orders it as its rank does. One Borůvka step on the current
 5. the edges are relabelled and self edges dropped; parallel edges between two supervertices are reduced
    to the lightest (the first in the list) once the edges number at least a quarter of the pairs of
    supervertices that have edges: before that, parallel edges are rare (or removed soon as self edges) and
-   the reduction costs more than it saves. The CPU twin sorts by pair; the GPU hashes the pairs.
+   the reduction costs more than it saves. Both devices hash the pairs.
 
 The steps run on ``numpy`` with numba loops (CPU twin) or on CuPy with numba.cuda kernels
 (:mod:`.gpu_spanning_forest`); the loop repeats until no edge is left.
@@ -122,6 +122,36 @@ def find_roots(parent):
             vertex = above
 
 
+@numba.njit(cache=True)
+def contract_edges(edges, label, num_vertices, reduce_pairs):
+    """Step 5 on the CPU, one pass in order: the edges relabelled, self edges dropped and, when
+    ``reduce_pairs``, every edge whose supervertex pair an earlier (lighter) edge already holds (a hash set
+    of pairs, as on the GPU). int32[3, E] -> int32[3, E']."""
+    count = edges.shape[1]
+    kept = np.empty((3, count), dtype=np.int32)
+    bits = 1
+    while (1 << bits) < 2 * count:
+        bits += 1
+    pairs = np.full((1 << bits) if reduce_pairs else 1, -1, dtype=np.int64)
+    mask = pairs.shape[0] - 1
+    found = 0
+    for edge in range(count):
+        source, target = label[edges[0, edge]], label[edges[1, edge]]
+        if source == target:
+            continue
+        if reduce_pairs:
+            key = np.int64(min(source, target)) * num_vertices + max(source, target)
+            slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)) & mask
+            while pairs[slot] != -1 and pairs[slot] != key:
+                slot = (slot + 1) & mask
+            if pairs[slot] == key:
+                continue
+            pairs[slot] = key
+        kept[0, found], kept[1, found], kept[2, found] = source, target, edges[2, edge]
+        found += 1
+    return kept[:, :found].copy()
+
+
 class _HostSteps:
     """The CPU twin's array module and steps."""
 
@@ -151,18 +181,7 @@ class _HostSteps:
 
     @staticmethod
     def contract(edges, label, num_vertices, reduce_pairs):
-        """Step 5: the edges relabelled, without self edges and, when ``reduce_pairs``, only the first edge
-        of each supervertex pair (a stable sort by pair). int32[3, E] -> int32[3, E']."""
-        ends = label[edges[:2]]
-        kept = np.flatnonzero(ends[0] != ends[1])
-        if reduce_pairs and kept.shape[0]:
-            low, high = ends[:, kept].min(axis=0), ends[:, kept].max(axis=0)
-            keys = low.astype(np.int64) * num_vertices + high
-            order = np.argsort(keys, kind="stable")
-            first = np.ones(kept.shape[0], dtype=bool)
-            first[1:] = keys[order][1:] != keys[order][:-1]
-            kept = np.sort(kept[order[first]])
-        return np.concatenate([ends[:, kept], edges[2:, kept]])
+        return contract_edges(edges, label, num_vertices, reduce_pairs)
 
 
 def _steps(device: str):
