@@ -59,8 +59,7 @@ POOL_WARPS = 1 if SIMULATED else 4  # warps per block of the pooled kernel (the 
 POOL_BLOCK_TABLE = POOL_WARPS * POOL_TABLE  # shared-memory shapes must be plain module constants
 POOL_BLOCK_ROWS = POOL_WARPS * 32
 WIDE_TABLE = 2048              # shared table slots of the wide kernel (one warp per block), b <= 1024
-BLOCK_TABLE = 512 if SIMULATED else 8192  # shared table slots of the block kernel, b <= 4096 (keys static, scores
-                                          # dynamic; tests in the simulator keep b <= 256)
+BLOCK_TABLE = 8192             # shared table slots of the block kernel, b <= 4096 (keys static, scores dynamic)
 HEAVY_BLOCK = 32 if SIMULATED else 256  # threads per block of the heavy kernels
 HEAVY_WARPS = HEAVY_BLOCK // WARP_SIZE
 HEAVY_TABLE_BUDGET = 1 << 27   # global table slots for the heavy vertices of one batch (12 bytes each)

@@ -17,13 +17,13 @@ import numpy as np
 from numba import cuda, int32, int64
 
 from ..cuda.arrays import grid, kernel_view, to_device, to_host, xp
-from .spanning_forest import NO_EDGE, _hook_vertex
+from .spanning_forest import NO_EDGE, _hook_vertex, _pair_slot
 
-HASH_MULTIPLIER = 0x9E3779B97F4A7C15 - (1 << 64)  # golden-ratio multiplicative hash, as a (wrapping) int64
 NO_SLOT = -1
 
 
 hook_vertex = cuda.jit(device=True, inline=True)(_hook_vertex)
+pair_slot = cuda.jit(device=True, inline=True)(_pair_slot)
 
 
 @cuda.jit
@@ -83,8 +83,7 @@ def relabel_pair_kernel(edges, label, num_vertices, keys, shift, first, slots):
         if source == target:
             slots[edge] = NO_SLOT
             continue
-        key = int64(min(source, target)) * num_vertices + max(source, target)
-        slot = ((key * HASH_MULTIPLIER) >> shift) & mask
+        key, slot = pair_slot(source, target, num_vertices, shift, mask)
         while True:
             seen = cuda.atomic.cas(keys, slot, int64(-1), key)
             if seen == -1 or seen == key:

@@ -34,6 +34,7 @@ from .clustering import first_appearance
 
 NO_EDGE = np.iinfo(np.int32).max
 DENSE_PAIRS = 1 / 4   # reduce parallel edges once the edges number this share of the supervertex pairs
+PAIR_HASH = 0x9E3779B97F4A7C15 - (1 << 64)  # golden-ratio multiplicative hash, as a (wrapping) int64
 
 
 @dataclass
@@ -122,6 +123,16 @@ def find_roots(parent):
             vertex = above
 
 
+def _pair_slot(source, target, num_vertices, shift, mask):
+    """The 64-bit key of the supervertex pair {source, target} and its home slot in a table of mask + 1 =
+    2^(64 - shift) slots (the top bits of a multiplicative hash). Shared by both devices."""
+    key = numba.int64(min(source, target)) * num_vertices + max(source, target)
+    return key, ((key * PAIR_HASH) >> shift) & mask
+
+
+pair_slot = numba.njit(inline="always")(_pair_slot)
+
+
 @numba.njit(cache=True)
 def contract_edges(edges, label, num_vertices, reduce_pairs):
     """Step 5 on the CPU, one pass in order: the edges relabelled, self edges dropped and, when
@@ -140,8 +151,7 @@ def contract_edges(edges, label, num_vertices, reduce_pairs):
         if source == target:
             continue
         if reduce_pairs:
-            key = np.int64(min(source, target)) * num_vertices + max(source, target)
-            slot = np.int64((np.uint64(key) * np.uint64(0x9E3779B97F4A7C15)) >> np.uint64(64 - bits)) & mask
+            key, slot = pair_slot(source, target, num_vertices, 64 - bits, mask)
             while pairs[slot] != -1 and pairs[slot] != key:
                 slot = (slot + 1) & mask
             if pairs[slot] == key:
@@ -179,9 +189,7 @@ class _HostSteps:
     def synchronize():
         pass
 
-    @staticmethod
-    def contract(edges, label, num_vertices, reduce_pairs):
-        return contract_edges(edges, label, num_vertices, reduce_pairs)
+    contract = staticmethod(contract_edges)
 
 
 def _steps(device: str):
