@@ -12,15 +12,17 @@ from .conftest import DATA
 
 COMMON = ("int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], int64, boolean, "
           "boolean, boolean")
+BEST = "int64[:], int64[:], int32[:], int64[:], int64, boolean, boolean, boolean, int32[:]"
+TOP = "int32[:], int64[:], int32[:], float64[:], uint8[:]"  # the lists of heavy vertices' best candidates
 KERNEL_SIGNATURES = {
     "pooled_propose_kernel": f"void({COMMON}, int32[:], int64[:], int64[:], int32[:])",
     "wide_propose_kernel": f"void({COMMON}, int32[:], int64[:], int32[:])",
     "block_propose_kernel": f"void({COMMON}, int32[:], int64[:], int32[:])",
-    "heavy_rate_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:], int32[:], int32[:], boolean, int32[:], "
-                         "int32[:], int64[:], int64[:], int32[:], int64[:], int32[:], int64[:])",
-    "heavy_best_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64, boolean, boolean, boolean, int32[:], "
-                         "int64[:], int32[:], int64[:], int32[:], int64[:], int32[:])",
-    "mutual_kernel": "void(int32[:], int32[:], int64[:])",
+    "heavy_rate_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:], int32[:], int32[:], int64[:], "
+                         "int64[:], int32[:], int64[:], int32[:], int64[:], uint8[:])",
+    "heavy_best_kernel": f"void({BEST}, int64[:], int32[:], int64[:], int32[:], int64[:], uint8[:], {TOP}, int32[:])",
+    "heavy_listed_kernel": f"void({BEST}, {TOP}, uint8[:], int32[:])",
+    "mutual_kernel": "void(int32[:], int32[:])",
 }
 KERNEL_SIGNATURES["split_rate_kernel"] = KERNEL_SIGNATURES["heavy_rate_kernel"]
 
@@ -32,7 +34,7 @@ def test_matching_kernels_compile_to_ptx(name):
 
     ptx, _ = cuda.compile_ptx(getattr(gpu_matching, name).py_func, KERNEL_SIGNATURES[name], cc=(9, 0))
     assert ".entry" in ptx
-    if name not in ("mutual_kernel", "heavy_best_kernel"):
+    if name not in ("mutual_kernel", "heavy_best_kernel", "heavy_listed_kernel"):
         assert "atom" in ptx and "shfl.sync" in ptx  # hash-table atomics and warp shuffles
     if name == "pooled_propose_kernel":
         assert "shfl.sync.bfly" in ptx and "shfl.sync.up" in ptx  # segmented argmax, planner scan

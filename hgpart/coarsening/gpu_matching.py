@@ -27,10 +27,17 @@ nets; its bound b = min(w, rated vertices - 1) caps its distinct neighbours. Ver
   from any block, adding straight into its global table.
 
 ``heavy_best_kernel`` then reduces each global table, a block per vertex, reading only the slots listed
-as used.
+as used, and lists the vertex's TOP_CANDIDATES best candidates in order. Later rounds serve these vertices
+from their lists (``heavy_listed_kernel``), exactly: matching scores do not change between rounds and
+candidates only drop out, so the first listed candidate still unmatched is the best; a candidate's
+joining score is at most its matching score, so the best listed one by joining score is the best of all
+when it beats the last listed matching score. Otherwise the vertex is rated again. On the long-tailed 1M
+instance no vertex had to be rated twice, and the map went from 11.4 s to 2.2 s.
 
 Matching (COMPUTE-MATCHING-PARALLEL, Fig. 9): all unmatched vertices propose at once; ``mutual_kernel``
-matches mutual proposals; rounds repeat for the vertices still unmatched. Joining (the CPU's
+matches mutual proposals; rounds repeat for the vertices still unmatched, all ``matching_rounds`` of them
+without a look from the host (the CPU stops after a round that matched nobody; the rounds after such a
+round change nothing, so the maps agree, and the host never waits for the device mid-level). Joining (the CPU's
 :func:`.matching.finish_clustering`, step for step): one more proposal round over clusters, pointer
 doubling to each joiner's final cluster, a radix sort and scan to admit joiners in vertex order under the
 weight limit, and a scan to number the clusters. Nothing leaves the device but a handful of counters.
@@ -66,11 +73,14 @@ HEAVY_TABLE_BUDGET = 1 << 27   # global table slots for the heavy vertices of on
 MIN_TABLE = 64
 SPLIT_TABLE = 2048             # shared table slots of the split kernel (a block per work item)
 SPLIT_NETS = 4 * HEAVY_BLOCK   # incident nets per work item of the split kernel
+TOP_LOCAL = 4                  # candidates each thread of heavy_best_kernel keeps
+TOP_CANDIDATES = 4 if SIMULATED else 32  # best candidates listed per heavy vertex for later rounds
 POOL_LIMITS = (16, 32, 64, 128, 256)  # largest bound of pooled bins 0..4
 KERNEL_LIMITS = (256, 1024, 8192, 4096)  # largest bound of the pooled and of the wide kernel; largest work
                                          # outside the split kernels; largest bound of the block kernel (tests
                                          # lower them to fill every bin on tiny inputs)
 WIDE_BIN, BLOCK_BIN, SPLIT_BIN, GLOBAL_BIN = POOL_BINS, POOL_BINS + 1, POOL_BINS + 2, POOL_BINS + 3
+TOP_FIELDS = ("top_ids", "top_raws", "top_length", "top_floor", "top_kind")
 
 candidate_score_gpu = cuda.jit(device=True, inline=True)(candidate_score)
 pair_priority_gpu = cuda.jit(device=True, inline=True)(pair_priority)
@@ -134,6 +144,17 @@ def _rate_rows(net, owner, table, lane, rows, row_net, row_start, row_owner, row
 
 
 @cuda.jit(device=True, inline=True)
+def _consider(v, u, score, best_score, best_priority, best):
+    """The better of candidate u (``score``; not a candidate unless > 0) and the best so far (score,
+    priority, id or -1), in the CPU's order."""
+    if score > 0.0:
+        priority = pair_priority_gpu(v, u)
+        if better_candidate_gpu(score, priority, u, best_score, best_priority, best):
+            return score, priority, u
+    return best_score, best_priority, best
+
+
+@cuda.jit(device=True, inline=True)
 def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, merge_key, partner, cluster_weight,
                    max_weight, weight_penalty, only_unmatched, used, listed):
     """This thread's best candidate among slots first, first + stride, ... < count of the table (or, when
@@ -148,12 +169,7 @@ def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, 
         if u >= 0:
             score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
                                         cluster_weight, max_weight, weight_penalty, only_unmatched)
-            if score > 0.0:
-                priority = pair_priority_gpu(v, u)
-                if better_candidate_gpu(score, priority, u, best_score, best_priority, best):
-                    best = u
-                    best_score = score
-                    best_priority = priority
+            best_score, best_priority, best = _consider(v, u, score, best_score, best_priority, best)
             keys[base + slot] = -1
             values[base + slot] = 0
     return best_score, best_priority, best
@@ -231,6 +247,10 @@ def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_ne
             begin = vertex_offsets[v]
             end = vertex_offsets[v + 1]
         steps = warp_max((end - begin + width - 1) // width)
+        if steps == 0:  # nothing to rate in this group (in later rounds, most groups): no table to read
+            if sub == 0 and v >= 0:
+                proposals[v] = -1
+            continue
         for step in range(steps):
             q = begin + step * width + sub
             net = int32(-1)
@@ -380,9 +400,8 @@ def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_net
 
 
 @cuda.jit
-def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, partner, proposals,
-                      rerate_only, heavy_vertices, item_vertex, item_first, table_offsets, table_keys, table_values,
-                      table_used, table_fill):
+def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, heavy_vertices, item_vertex,
+                      item_first, table_offsets, table_keys, table_values, table_used, table_fill, skip):
     """The rating of vertices with much work but few possible neighbours (b > 8192, bound <= 1024: the
     paper's synthetic columns), split into work items of SPLIT_NETS incident nets, a block each: the block's
     warps rate their nets 32 at a time (Fig. 5) into a table in shared memory, then the block adds the
@@ -402,9 +421,9 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
     cuda.syncthreads()
     for item in range(cuda.blockIdx.x, item_vertex.shape[0], cuda.gridDim.x):
         j = item_vertex[item]
-        v = heavy_vertices[j]
-        if partner[v] >= 0 or _keeps_proposal(v, partner, proposals, rerate_only):
+        if skip[j]:
             continue  # the same for the whole block
+        v = heavy_vertices[j]
         base = table_offsets[j]
         slots = table_offsets[j + 1] - base
         _rate_nets(v, item_first[item], min(item_first[item] + SPLIT_NETS, vertex_offsets[v + 1]), rows, row_net,
@@ -421,14 +440,13 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
 
 
 @cuda.jit
-def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, partner, proposals,
-                      rerate_only, heavy_vertices, item_vertex, item_first, table_offsets, table_keys, table_values,
-                      table_used, table_fill):
+def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, heavy_vertices, item_vertex,
+                      item_first, table_offsets, table_keys, table_values, table_used, table_fill, skip):
     """The rating of heavy vertices (b > 1024), split into work items of 32 incident nets, a warp each,
     from any block: item i rates nets item_first[i] .. +31 of heavy_vertices[item_vertex[i]] into that
     vertex's table table_offsets[j] .. table_offsets[j + 1] in global memory (keys -1, values 0 when empty;
-    the claimed slots listed in table_used from the same offset, table_fill[j] of them). Vertices that
-    keep their proposal (see ``_keeps_proposal``) are skipped."""
+    the claimed slots listed in table_used from the same offset, table_fill[j] of them). Vertices with
+    skip[j] set (see ``heavy_listed_kernel``) are skipped."""
     row_net = cuda.shared.array(HEAVY_BLOCK, int32)
     row_start = cuda.shared.array(HEAVY_BLOCK, int64)
     row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
@@ -438,9 +456,9 @@ def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
     rows = warp * WARP_SIZE
     for item in range(cuda.blockIdx.x * HEAVY_WARPS + warp, item_vertex.shape[0], cuda.gridDim.x * HEAVY_WARPS):
         j = item_vertex[item]
-        v = heavy_vertices[j]
-        if partner[v] >= 0 or _keeps_proposal(v, partner, proposals, rerate_only):
+        if skip[j]:
             continue
+        v = heavy_vertices[j]
         q = item_first[item] + lane
         net = int32(-1)
         if q < vertex_offsets[v + 1]:
@@ -452,43 +470,179 @@ def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
                    table_used, table_fill, j)
 
 
+@cuda.jit(device=True, inline=True)
+def _keep_top(score, priority, u, raw, scores, priorities, ids, raws, kept):
+    """Insert candidate u, better than the last of a full list, into a thread's list of its TOP_LOCAL best
+    (sorted best first, ``kept`` long). Returns the new length and whether a candidate fell off."""
+    position = kept
+    fell = kept == TOP_LOCAL
+    if fell:
+        position -= 1
+    else:
+        kept += 1
+    while position > 0 and better_candidate_gpu(score, priority, u, scores[position - 1], priorities[position - 1],
+                                                ids[position - 1]):
+        scores[position] = scores[position - 1]
+        priorities[position] = priorities[position - 1]
+        ids[position] = ids[position - 1]
+        raws[position] = raws[position - 1]
+        position -= 1
+    scores[position] = score
+    priorities[position] = priority
+    ids[position] = u
+    raws[position] = raw
+    return kept, fell
+
+
 @cuda.jit
 def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
                       rerate_only, heavy_vertices, table_offsets, table_keys, table_values, table_used, table_fill,
-                      proposals):
-    """proposals[v] for the heavy vertices: a block per vertex reduces the listed slots of its global table
-    (and empties them)."""
+                      skip, top_ids, top_raws, top_length, top_floor, top_kind, proposals):
+    """proposals[v] for the heavy vertices not skipped: a block per vertex reads the listed slots of its
+    global table (and empties them), each thread keeping its TOP_LOCAL best candidates in order; the block
+    then merges the threads' lists, best first, by repeated block argmax. The first is the proposal.
+
+    When matching (``only_unmatched``) the merge goes on and stores the vertex's best candidates in
+    order, up to TOP_CANDIDATES of them, in top_ids / top_raws[j * TOP_CANDIDATES:] (top_length[j] of
+    them; top_kind[j] = 1 when listed in the first round, when nobody was matched yet, else 2). The list is
+    an exact prefix of the vertex's candidates in the CPU's order: it stops when a thread that dropped a
+    candidate has no more listed, since the next best might be one of those. top_floor[j] is the score
+    of the last listed candidate, or -1.0 when the list holds every candidate. ``heavy_listed_kernel``
+    serves the later rounds from these lists."""
     warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
     warp_priorities = cuda.shared.array(HEAVY_WARPS, int64)
     warp_best = cuda.shared.array(HEAVY_WARPS, int32)
+    merge_state = cuda.shared.array(2, int32)  # the merge's winner, and whether it must stop
+    local_scores = cuda.local.array(TOP_LOCAL, float64)
+    local_priorities = cuda.local.array(TOP_LOCAL, int64)
+    local_ids = cuda.local.array(TOP_LOCAL, int32)
+    local_raws = cuda.local.array(TOP_LOCAL, int64)
     for index in range(cuda.blockIdx.x, heavy_vertices.shape[0], cuda.gridDim.x):
+        if skip[index]:
+            continue  # the same for the whole block
         v = heavy_vertices[index]
-        if partner[v] >= 0:
-            if cuda.threadIdx.x == 0:
-                proposals[v] = -1
-            continue
-        if _keeps_proposal(v, partner, proposals, rerate_only):
-            continue
         base = table_offsets[index]
-        best_score, best_priority, best = _best_in_table(v, table_keys, table_values, base, cuda.threadIdx.x,
-                                                         HEAVY_BLOCK, table_fill[index], vertex_weights, merge_key,
-                                                         partner, cluster_weight, max_weight, weight_penalty,
-                                                         only_unmatched, table_used, True)
-        best = _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities, warp_best)
+        kept = 0
+        dropped = False
+        last_score = float64(0.0)  # the last of a full list, in registers (the list is in local memory)
+        last_priority = int64(0)
+        last = int32(-1)
+        for position in range(cuda.threadIdx.x, table_fill[index], HEAVY_BLOCK):
+            slot = table_used[base + position]
+            u = table_keys[base + slot]
+            raw = table_values[base + slot]
+            score = candidate_score_gpu(v, u, raw, vertex_weights, merge_key, partner, cluster_weight, max_weight,
+                                        weight_penalty, only_unmatched)
+            table_keys[base + slot] = -1  # emptied after the score's loads: emptied first, the kernel ran 3x slower
+            table_values[base + slot] = 0
+            if score > 0.0:
+                priority = pair_priority_gpu(v, u)
+                if better_candidate_gpu(score, priority, u, last_score, last_priority, last):
+                    kept, fell = _keep_top(score, priority, u, raw, local_scores, local_priorities, local_ids,
+                                           local_raws, kept)
+                    dropped = dropped or fell
+                    if kept == TOP_LOCAL:
+                        last_score = local_scores[TOP_LOCAL - 1]
+                        last_priority = local_priorities[TOP_LOCAL - 1]
+                        last = local_ids[TOP_LOCAL - 1]
+                else:
+                    dropped = True
         if cuda.threadIdx.x == 0:
-            proposals[v] = best
+            merge_state[1] = 0
+        head = 0
+        stored = 0
+        best = int32(-1)
+        while stored < TOP_CANDIDATES:
+            score = float64(0.0)
+            priority = int64(0)
+            u = int32(-1)
+            if head < kept:
+                score = local_scores[head]
+                priority = local_priorities[head]
+                u = local_ids[head]
+            best = _block_argmax(score, priority, u, warp_scores, warp_priorities, warp_best)
+            if cuda.threadIdx.x == 0:
+                merge_state[0] = best
+                if stored == 0:
+                    proposals[v] = best
+            cuda.syncthreads()
+            best = merge_state[0]
+            if best < 0 or not only_unmatched:
+                break  # every candidate listed; or joining, which needs only the best
+            if u == best:
+                top_ids[index * TOP_CANDIDATES + stored] = u
+                top_raws[index * TOP_CANDIDATES + stored] = local_raws[head]
+                top_floor[index] = score
+                head += 1
+                if head == kept and dropped:
+                    merge_state[1] = 1
+            stored += 1
+            cuda.syncthreads()
+            stop = merge_state[1]
+            cuda.syncthreads()  # all have read the state before the next round writes it
+            if stop:
+                break
+        if cuda.threadIdx.x == 0:
             table_fill[index] = 0
+            if only_unmatched:
+                top_length[index] = stored
+                top_kind[index] = 2 if rerate_only else 1
+                if best < 0:
+                    top_floor[index] = -1.0
         cuda.syncthreads()
 
 
 @cuda.jit
-def mutual_kernel(proposals, partner, matched_count):
+def heavy_listed_kernel(vertex_weights, merge_key, partner, cluster_weight, max_weight, weight_penalty,
+                        only_unmatched, rerate_only, heavy_vertices, top_ids, top_raws, top_length, top_floor,
+                        top_kind, skip, proposals):
+    """Which heavy vertices must be rated this round (skip[j] = 0), a thread per vertex; the others get
+    their proposal here. Matched vertices propose nobody; in later matching rounds a vertex keeps its
+    proposal unless its target got matched (``_keeps_proposal``), and otherwise takes the first candidate
+    of its list (``heavy_best_kernel``) still unmatched: scores do not change between matching rounds and
+    candidates only drop out, so that one is its best, as a new rating would find. A list that runs out
+    answers "none" when it held every candidate, else the vertex is rated again.
+
+    Joining rounds use lists of the first round (every vertex a candidate then): a candidate's score when
+    joining is at most its score when matching (its cluster is heavier, its key no more compatible), so
+    the list's best by joining score is the vertex's best when it beats top_floor[j], which bounds the
+    score of every candidate not listed."""
+    for index in range(cuda.grid(1), heavy_vertices.shape[0], cuda.gridDim.x * cuda.blockDim.x):
+        v = heavy_vertices[index]
+        skip[index] = 1
+        if partner[v] >= 0:
+            proposals[v] = -1
+            continue
+        if _keeps_proposal(v, partner, proposals, rerate_only):
+            continue
+        usable = (top_kind[index] > 0 and rerate_only) or (top_kind[index] == 1 and not only_unmatched)
+        if not usable:
+            skip[index] = 0
+            continue
+        best = int32(-1)
+        best_score = float64(0.0)
+        best_priority = int64(0)
+        start = index * TOP_CANDIDATES
+        for position in range(start, start + top_length[index]):
+            u = top_ids[position]
+            score = candidate_score_gpu(v, u, top_raws[position], vertex_weights, merge_key, partner, cluster_weight,
+                                        max_weight, weight_penalty, only_unmatched)
+            best_score, best_priority, best = _consider(v, u, score, best_score, best_priority, best)
+            if only_unmatched and best >= 0:
+                break  # listed in the order of these scores
+        if top_floor[index] < 0.0 or (best >= 0 and (only_unmatched or best_score > top_floor[index])):
+            proposals[v] = best
+        else:
+            skip[index] = 0
+
+
+@cuda.jit
+def mutual_kernel(proposals, partner):
     """Fig. 9 lines 10-15: an unmatched v and u = proposals[v] are matched when u proposed v too."""
     for v in range(cuda.grid(1), proposals.shape[0], cuda.gridDim.x * cuda.blockDim.x):
         u = proposals[v]
         if u >= 0 and partner[v] < 0 and proposals[u] == v:
             partner[v] = u
-            cuda.atomic.add(matched_count, 0, 1)
 
 
 def _blocks(count: int, per_sm: int) -> int:
@@ -614,9 +768,17 @@ class DevicePlan:
         used = x.empty(largest, dtype=x.int32)
         fill = x.zeros(max(batch["vertices"].shape[0] for batch in batches), dtype=x.int64)
         for batch in batches:
+            count = batch["vertices"].shape[0]
             batch["keys"], batch["values"], batch["used"], batch["fill"] = keys, values, used, fill
+            batch["skip"] = x.zeros(count, dtype=x.uint8)
+            batch["top_ids"] = x.empty(count * TOP_CANDIDATES, dtype=x.int32)
+            batch["top_raws"] = x.empty(count * TOP_CANDIDATES, dtype=x.int64)
+            batch["top_length"] = x.zeros(count, dtype=x.int32)
+            batch["top_floor"] = x.zeros(count, dtype=x.float64)
+            batch["top_kind"] = x.zeros(count, dtype=x.uint8)  # no list yet
             batch["views"] = {name: kernel_view(batch[name]) for name in (
-                "vertices", "item_vertex", "item_first", "table_offsets", "keys", "values", "used", "fill")}
+                "vertices", "item_vertex", "item_first", "table_offsets", "keys", "values", "used", "fill", "skip",
+                *TOP_FIELDS)}
         return batches
 
     def propose(self, merge_key, cluster_weight, partner, proposals, only_unmatched: bool, rerate_only: bool = False):
@@ -653,13 +815,15 @@ class DevicePlan:
             for batch in batches:
                 b = batch["views"]
                 table = (b["table_offsets"], b["keys"], b["values"], b["used"], b["fill"])
+                top = tuple(b[name] for name in TOP_FIELDS)
+                heavy_listed_kernel[grid(batch["vertices"].shape[0])](*arguments[5:], b["vertices"], *top, b["skip"],
+                                                                      proposals_v)
+                clock.lap("listed")
                 kernel[_blocks(-(-batch["item_vertex"].shape[0] // per_block), 8), HEAVY_BLOCK](
-                    *tables, ratings, partner_v, proposals_v, rerate_only, b["vertices"], b["item_vertex"],
-                    b["item_first"], *table)
+                    *tables, ratings, b["vertices"], b["item_vertex"], b["item_first"], *table, b["skip"])
                 clock.lap("split" if kernel is split_rate_kernel else "global")
                 heavy_best_kernel[_blocks(batch["vertices"].shape[0], 8), HEAVY_BLOCK](
-                    static["vertex_weights"], merge_key_v, partner_v, cluster_weight_v, self.max_weight,
-                    self.weight_penalty, only_unmatched, rerate_only, b["vertices"], *table, proposals_v)
+                    *arguments[5:], b["vertices"], *table, b["skip"], *top, proposals_v)
                 clock.lap("best")
         return proposals
 
@@ -769,13 +933,9 @@ def compute_clustering_device(level: dict, max_weight: int, config, merge_key=No
     plan = DevicePlan(level, ratings, max_weight, config.weight_penalty, limits)
     partner = x.full(n, -1, dtype=x.int32)
     proposals = x.full(n, -1, dtype=x.int32)
-    matched = x.zeros(1, dtype=x.int64)
-    for round_index in range(config.matching_rounds):
+    for round_index in range(config.matching_rounds):  # no early stop: it would wait for the device each round
         plan.propose(merge_key, level["vertex_weights"], partner, proposals, True, round_index > 0)
-        matched[...] = 0
-        mutual_kernel[grid(n)](kernel_view(proposals), kernel_view(partner), kernel_view(matched))
-        if scalar(matched) == 0:
-            break
+        mutual_kernel[grid(n)](kernel_view(proposals), kernel_view(partner))
     return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals)
 
 
