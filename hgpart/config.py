@@ -29,6 +29,10 @@ class CoarseningConfig:
     max_shrink_factor : float
         Joining stops once a level has n / max_shrink_factor clusters (Mt-KaHyPar caps a pass at 2.5;
         1.8 measured better here, since pairs already halve a level).
+    two_hop : bool
+        After joining, vertices still alone that proposed to the same cluster are paired with each other
+        (METIS's 2-hop matching, Mt-KaHyPar's two-hop coarsening): on inputs where nearly everyone's best
+        neighbour is one of a few hubs, matching and joining leave most vertices alone.
     max_levels : int
         Upper bound on levels.
     communities : bool
@@ -44,6 +48,7 @@ class CoarseningConfig:
     matching_rounds: int = 8
     join_unmatched: bool = True
     max_shrink_factor: float = 1.8
+    two_hop: bool = True
     max_levels: int = 100
     communities: bool = False
 

@@ -6,10 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hgpart import Hypergraph, InfeasibleError
+from hgpart import Hypergraph, InfeasibleError, generate
 from hgpart.coarsening import coarsen
 from hgpart.coarsening.contraction import contract
-from hgpart.coarsening.matching import compute_clustering
+from hgpart.coarsening.matching import compute_clustering, two_hop_pairs
 from hgpart.coarsening.similarity import similarity
 from hgpart.config import CoarseningConfig, make_config
 from hgpart.io import read_hypergraph
@@ -59,6 +59,42 @@ def test_clustering_respects_weights_and_is_onto(seed, rating, join, penalty):
     assert weights.max() <= max(max_weight, hypergraph.vertex_weights.max())
     if not join:  # a matching: clusters of at most two vertices
         assert np.bincount(cluster).max() <= 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), budget=st.integers(0, 30))
+def test_two_hop_pairs_equal_a_plain_model(seed, budget):
+    """Lone vertices that proposed to the same cluster (with the same merge key) pair up in vertex order,
+    within the weight limit and the budget, in order of (cluster, key, first vertex)."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    alone = rng.random(n) < 0.7
+    proposals = np.where(rng.random(n) < 0.85, rng.integers(0, n, n), -1).astype(np.int32)
+    root = np.minimum(np.arange(n), rng.integers(0, n, n)).astype(np.int32)  # each vertex's cluster
+    merge_key = np.where(rng.random(n) < 0.3, rng.integers(0, 2, n), -1).astype(np.int64)
+    weights = rng.integers(1, 4, n).astype(np.int64)
+    first, second = two_hop_pairs(np, alone, proposals, root, merge_key, weights, 5, budget)
+    groups = {}
+    for v in range(n):
+        if alone[v] and proposals[v] >= 0:
+            groups.setdefault((int(root[proposals[v]]), int(merge_key[v])), []).append(v)
+    expected = []
+    for group in sorted(groups):
+        members = groups[group]
+        expected += [(a, b) for a, b in zip(members[0::2], members[1::2]) if weights[a] + weights[b] <= 5]
+    assert list(zip(first.tolist(), second.tolist())) == expected[:budget]
+
+
+def test_two_hop_coarsening_shrinks_hub_dominated_inputs():
+    """On a long-tailed input nearly everyone's best neighbour is a hub: matching and joining alone leave
+    most vertices alone; pairing those that proposed to the same cluster shrinks the level far more."""
+    hypergraph = generate.long_tailed(3000, seed=2)
+    max_weight = -(-hypergraph.total_vertex_weight // 320)
+    _, without = compute_clustering(hypergraph, max_weight, CoarseningConfig(two_hop=False))
+    cluster, count = compute_clustering(hypergraph, max_weight, CoarseningConfig())
+    assert without > 0.9 * 3000 and count < 0.7 * 3000, (without, count)
+    weights = np.bincount(cluster, weights=hypergraph.vertex_weights)
+    assert weights.max() <= max_weight
 
 
 def test_matching_pairs_are_mutual_best_choices():

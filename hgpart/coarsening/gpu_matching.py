@@ -57,7 +57,7 @@ from ..cuda.primitives import (pointer_double_kernel, scatter, scatter_add_kerne
                                scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_plan
 from .gpu_contraction import LOW32
-from .matching import JOIN_ROUNDS, candidate_score
+from .matching import JOIN_ROUNDS, candidate_score, two_hop_pairs
 from .similarity import better_candidate, pair_priority
 
 POOL_BINS = 5                  # bin k: 16 >> k vertices per warp, 32 << k slots each, for b <= 16 << k
@@ -156,15 +156,14 @@ def _consider(v, u, score, best_score, best_priority, best):
 
 @cuda.jit(device=True, inline=True)
 def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, merge_key, partner, cluster_weight,
-                   max_weight, weight_penalty, only_unmatched, used, listed):
-    """This thread's best candidate among slots first, first + stride, ... < count of the table (or, when
-    ``listed``, among the slots used[base + first], used[base + first + stride], ...), with the CPU's scores
-    and tie order; the slots it reads are emptied for the next vertex. Returns (score, priority, id or -1)."""
+                   max_weight, weight_penalty, only_unmatched):
+    """This thread's best candidate among slots first, first + stride, ... < count of the table, with the
+    CPU's scores and tie order; the slots it reads are emptied for the next vertex. Returns (score,
+    priority, id or -1)."""
     best = int32(-1)
     best_score = float64(0.0)
     best_priority = int64(0)
-    for position in range(first, count, stride):
-        slot = used[base + position] if listed else position
+    for slot in range(first, count, stride):
         u = keys[base + slot]
         if u >= 0:
             score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
@@ -262,7 +261,7 @@ def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_ne
                        pin_vertices, ratings, keys, values, slots - 1, row_table, row_table, -1)
         best_score, best_priority, best = _best_in_table(v, keys, values, table, sub, width, slots, vertex_weights,
                                                          merge_key, partner, cluster_weight, max_weight,
-                                                         weight_penalty, only_unmatched, row_table, False)
+                                                         weight_penalty, only_unmatched)
         best_score, best_priority, best = warp_argmax(best_score, best_priority, best, width)
         if sub == 0 and v >= 0:
             proposals[v] = best
@@ -307,7 +306,7 @@ def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets
                        ratings, keys, values, slots - 1, row_table, row_table, -1)
         best_score, best_priority, best = _best_in_table(v, keys, values, 0, lane, WARP_SIZE, slots, vertex_weights,
                                                          merge_key, partner, cluster_weight, max_weight,
-                                                         weight_penalty, only_unmatched, row_table, False)
+                                                         weight_penalty, only_unmatched)
         best_score, best_priority, best = warp_argmax(best_score, best_priority, best)
         if lane == 0:
             proposals[v] = best
@@ -392,7 +391,7 @@ def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_net
         cuda.syncthreads()
         best_score, best_priority, best = _best_in_table(v, keys, values, 0, cuda.threadIdx.x, HEAVY_BLOCK, slots,
                                                          vertex_weights, merge_key, partner, cluster_weight,
-                                                         max_weight, weight_penalty, only_unmatched, row_table, False)
+                                                         max_weight, weight_penalty, only_unmatched)
         best = _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities, warp_best)
         if cuda.threadIdx.x == 0:
             proposals[v] = best
@@ -898,10 +897,12 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
         free = partner.copy()
         pairs = count_nonzero(partner >= 0) // 2
         budget = n - pairs - int(np.ceil(n / config.max_shrink_factor))
+        joined = False  # whether a joining round ran (and left its proposals)
         for _ in range(JOIN_ROUNDS):
             if budget <= 0:
                 break
             plan.propose(cluster_key[root], cluster_weight[root], free, proposals, False)
+            joined = True
             next_vertex = x.where(proposals >= 0, root[x.maximum(proposals, 0)], root).astype(x.int32)
             final = join_roots_device(next_vertex)
             accepted = accept_joins_device(final, proposals, merge_key, cluster_key, weights, cluster_weight,
@@ -916,6 +917,9 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
             scatter(scatter_max_kernel, targets, merge_key[joiners], cluster_key)
             free[joiners] = targets
             free[targets] = targets
+        if config.two_hop and joined:
+            first, second = two_hop_pairs(x, free < 0, proposals, root, merge_key, weights, max_weight, budget)
+            root[second] = first
     return number_clusters_device(root)
 
 

@@ -191,6 +191,32 @@ def number_clusters(root):
 JOIN_ROUNDS = 3
 
 
+def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight: int, budget: int):
+    """Pairs of vertices left alone that proposed to the same cluster (2-hop matching), as (first,
+    second) with first < second: the lone vertices v with proposals[v] >= 0, sorted by (the proposed
+    cluster root[proposals[v]], merge key, v), are paired 2i with 2i + 1 within each run of equal cluster
+    and key, while the pair's weight is within ``max_weight``; the first ``budget`` pairs in that order.
+
+    Written once for both devices: ``array`` is numpy (the CPU path) or CuPy (the device twin), and every
+    step is a sort, a search or a scan, so both give the same pairs.
+    """
+    candidates = array.flatnonzero(alone & (proposals >= 0))
+    empty = array.zeros(0, dtype=array.int32)
+    if budget <= 0 or candidates.shape[0] < 2:
+        return empty, empty
+    target = root[proposals[candidates]].astype(array.int64)
+    key = merge_key[candidates].astype(array.int64)
+    order = array.lexsort(array.stack([candidates.astype(array.int64), key, target]))
+    candidates, target, key = candidates[order], target[order], key[order]
+    same = (target[1:] == target[:-1]) & (key[1:] == key[:-1])
+    group_start = array.concatenate([array.ones(1, dtype=array.bool_), ~same])
+    starts = array.flatnonzero(group_start)
+    rank = array.arange(candidates.shape[0]) - starts[array.cumsum(group_start) - 1]
+    first = array.flatnonzero((rank[:-1] % 2 == 0) & same)
+    first = first[weights[candidates[first]] + weights[candidates[first + 1]] <= max_weight][:budget]
+    return candidates[first].astype(array.int32), candidates[first + 1].astype(array.int32)
+
+
 def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals):
     """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
     configured) unmatched vertices join the cluster of their best neighbour, in up to JOIN_ROUNDS rounds.
@@ -203,6 +229,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     cluster, with the joiners before it in vertex order, stays within ``max_weight``. Vertices turned away
     propose again in the next round, to clusters that still have room. At most n - pairs -
     ceil(n / max_shrink_factor) vertices join in all (the shrink cap), the first ones in vertex order.
+    With ``config.two_hop``, vertices still alone then pair up by :func:`two_hop_pairs` (within the cap).
 
     ``join_proposals(cluster_keys, cluster_weight, free)`` returns the best neighbour of each free vertex
     (free[v] < 0; -1 for none and for the others), given every vertex's cluster key and cluster weight.
@@ -217,6 +244,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     if config.join_unmatched:
         free = partner.copy()
         budget = n - int(np.count_nonzero(partner >= 0)) // 2 - int(np.ceil(n / config.max_shrink_factor))
+        proposals = None
         for _ in range(JOIN_ROUNDS):
             if budget <= 0:
                 break
@@ -235,6 +263,9 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
             np.maximum.at(cluster_key, targets, merge_key[joiners])
             free[joiners] = targets
             free[targets] = targets
+        if config.two_hop and proposals is not None:
+            first, second = two_hop_pairs(np, free < 0, proposals, root, merge_key, weights, max_weight, budget)
+            root[second] = first
     return number_clusters(root)
 
 
