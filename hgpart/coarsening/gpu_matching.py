@@ -897,12 +897,10 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
         free = partner.copy()
         pairs = count_nonzero(partner >= 0) // 2
         budget = n - pairs - int(np.ceil(n / config.max_shrink_factor))
-        joined = False  # whether a joining round ran (and left its proposals)
         for _ in range(JOIN_ROUNDS):
             if budget <= 0:
                 break
             plan.propose(cluster_key[root], cluster_weight[root], free, proposals, False)
-            joined = True
             next_vertex = x.where(proposals >= 0, root[x.maximum(proposals, 0)], root).astype(x.int32)
             final = join_roots_device(next_vertex)
             accepted = accept_joins_device(final, proposals, merge_key, cluster_key, weights, cluster_weight,
@@ -917,7 +915,7 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
             scatter(scatter_max_kernel, targets, merge_key[joiners], cluster_key)
             free[joiners] = targets
             free[targets] = targets
-        if config.two_hop and joined:
+        if config.two_hop:  # with budget left, a joining round ran and left its proposals
             first, second = two_hop_pairs(x, free < 0, proposals, root, merge_key, weights, max_weight, budget)
             root[second] = first
     return number_clusters_device(root)

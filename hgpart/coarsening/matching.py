@@ -200,9 +200,11 @@ def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight:
     Written once for both devices: ``array`` is numpy (the CPU path) or CuPy (the device twin), and every
     step is a sort, a search or a scan, so both give the same pairs.
     """
-    candidates = array.flatnonzero(alone & (proposals >= 0))
     empty = array.zeros(0, dtype=array.int32)
-    if budget <= 0 or candidates.shape[0] < 2:
+    if budget <= 0:  # also when no joining round ran (and left no proposals)
+        return empty, empty
+    candidates = array.flatnonzero(alone & (proposals >= 0))
+    if candidates.shape[0] < 2:
         return empty, empty
     target = root[proposals[candidates]].astype(array.int64)
     key = merge_key[candidates].astype(array.int64)
@@ -263,7 +265,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
             np.maximum.at(cluster_key, targets, merge_key[joiners])
             free[joiners] = targets
             free[targets] = targets
-        if config.two_hop and proposals is not None:
+        if config.two_hop:  # proposals is None only when the budget was spent before any joining round
             first, second = two_hop_pairs(np, free < 0, proposals, root, merge_key, weights, max_weight, budget)
             root[second] = first
     return number_clusters(root)
