@@ -198,3 +198,26 @@ class ClusterConfig:
     cycles: int = 8
     tries: int = 0
     ensemble_rounds: int = 4
+
+
+@dataclass(frozen=True)
+class TriangleConfig:
+    """Triangle counting (seed 004): how the work is cut into tasks. Both devices cut it the same way, so
+    they count the same triangles per task and list them in the same order.
+
+    Attributes
+    ----------
+    small_out : int
+        Vertices with at most this many out-neighbours are hashed by one warp (a table of the next power of
+        two at least 4 times as many slots, per warp); those with more by a block of 8 warps.
+    piece : int
+        A block hashes at most this many out-neighbours at once; a vertex with more is taken in pieces of
+        consecutive out-neighbours (one table each).
+    """
+
+    small_out: int = 128
+    piece: int = 1024
+
+    def __post_init__(self):
+        if self.small_out < 1 or self.piece < self.small_out:
+            raise ValueError(f"need 1 <= small_out <= piece, got {self.small_out}, {self.piece}")

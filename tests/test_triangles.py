@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 from hgpart import Graph
+from hgpart.config import TriangleConfig
 from hgpart.graphs.triangles import Triangles, count_triangles, list_triangles
 from hgpart.io import read_graph
 
@@ -116,18 +117,37 @@ def test_bench_triangles_json():
     assert row["triangles"] == 45 and row["cpu edges/s"] > 0
 
 
-@pytest.mark.parametrize("name", ["count_kernel", "list_kernel"])
+@pytest.mark.parametrize("name", ["small_kernel", "large_kernel", "orient_kernel"])
 def test_triangle_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from numba import int32, int64
+    from numba import boolean, int32, int64
 
     from hgpart.graphs import gpu_triangles
 
-    csr = (int64[::1], int32[::1], int32[::1])
-    signatures = {"count_kernel": csr + (int64[::1], int64[::1]),
-                  "list_kernel": csr + (int64[::1], int64, int64, int32[:, ::1])}
+    plan = (int64[::1], int32[::1], int64[::1], int32[::1], int32[::1], int64[::1], int32[::1], int64[::1],
+            int32[::1], int64)
+    outputs = (int64[::1], int64[::1], int64[::1], int64)
+    signatures = {"small_kernel": plan + outputs + (int32[:, ::1], int64),
+                  "large_kernel": plan + outputs + (int64, int32[:, ::1], int64),
+                  "orient_kernel": plan[1:7] + (int64[::1], int64[::1], boolean)}
     ptx, _ = cuda.compile_ptx(getattr(gpu_triangles, name).py_func, signatures[name], cc=(9, 0))
-    assert "shfl.sync" in ptx  # the Fig. 5 planner's shuffles
+    assert "shfl.sync" in ptx or "vote.sync" in ptx  # warp scans, sums and ballots
+
+
+@pytest.mark.parametrize("small_out,piece", [(1, 1), (2, 3), (4, 8)])
+def test_tasks_in_pieces_find_the_same_triangles(small_out, piece):
+    """Out-neighbourhoods hashed in pieces (and vertices sent to the block kernel's tasks) change the order
+    of the list, not the triangles."""
+    graph = random_graph(11, n=70, m=1200)
+    expected = Triangles(graph).count()
+    prepared = Triangles(graph, config=TriangleConfig(small_out=small_out, piece=piece))
+    result = prepared.count()
+    assert result.count == expected.count and np.array_equal(result.per_vertex, expected.per_vertex)
+    listed = np.concatenate(list(prepared.chunks()))
+    assert sorted(map(tuple, listed.tolist())) == sorted(map(tuple, list_triangles(graph).tolist()))
+    assert prepared.plan.large_groups.shape[0] > 0
+    with pytest.raises(ValueError):
+        TriangleConfig(small_out=4, piece=2)
 
 
 def gpu_test_graphs():
@@ -150,13 +170,16 @@ def test_gpu_triangles_equal_the_cpu_twin():
 
     if not SIMULATED and not gpu_available():
         pytest.skip("no GPU")
+    # the default, and smaller tasks: both kernels run, and out-neighbourhoods are hashed in pieces
+    configs = [TriangleConfig(), TriangleConfig(small_out=8, piece=32), TriangleConfig(small_out=2, piece=3)]
     for name, graph in gpu_test_graphs():
-        cpu, gpu = Triangles(graph, "cpu"), Triangles(graph, "gpu")
-        cpu_result, gpu_result = cpu.count(), gpu.count()
-        print(f"{name}: {gpu_result.count} triangles, gpu {gpu_result.seconds['count']:.4f} s, "
-              f"cpu {cpu_result.seconds['count']:.4f} s")
-        assert gpu_result.count == cpu_result.count, name
-        np.testing.assert_array_equal(gpu_result.per_vertex, cpu_result.per_vertex, err_msg=name)
-        np.testing.assert_array_equal(np.concatenate(list(gpu.chunks(1 << 20)) or [np.zeros((0, 3), np.int32)]),
-                                      np.concatenate(list(cpu.chunks(1 << 20)) or [np.zeros((0, 3), np.int32)]),
-                                      err_msg=name)
+        for config in configs if graph.num_edges <= (100 if SIMULATED else 100_000) else configs[:2]:
+            cpu, gpu = Triangles(graph, "cpu", config), Triangles(graph, "gpu", config)
+            cpu_result, gpu_result = cpu.count(), gpu.count()
+            print(f"{name} {config}: {gpu_result.count} triangles, gpu {gpu_result.seconds['count']:.4f} s, "
+                  f"cpu {cpu_result.seconds['count']:.4f} s")
+            assert gpu_result.count == cpu_result.count, name
+            np.testing.assert_array_equal(gpu_result.per_vertex, cpu_result.per_vertex, err_msg=name)
+            empty = [np.zeros((0, 3), np.int32)]
+            np.testing.assert_array_equal(np.concatenate(list(gpu.chunks(1 << 20)) or empty),
+                                          np.concatenate(list(cpu.chunks(1 << 20)) or empty), err_msg=name)

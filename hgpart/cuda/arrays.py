@@ -55,26 +55,27 @@ def grid(count: int, threads: int = 256, blocks_per_sm: int = 16) -> tuple[int, 
     return max(1, min((count + threads - 1) // threads, SM_COUNT * blocks_per_sm)), threads
 
 
-_DYNAMIC_SHARED_ALLOWED = set()
+_DYNAMIC_SHARED_ALLOWED: dict = {}
 
 
 def allow_dynamic_shared(kernel, arguments, nbytes: int) -> None:
     """Let ``kernel`` (a numba.cuda dispatcher), specialised for ``arguments``, launch with ``nbytes`` of
     dynamic shared memory, above the 48 KB a launch gets without opting in (H100: up to 227 KB per block,
-    static included): compiles it and sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, once per
-    specialisation, as numba's own shared_memory_carveout option sets its attribute. No-op in the simulator."""
-    if SIMULATED:
+    static included): compiles it and sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, as numba's own
+    shared_memory_carveout option sets its attribute. The limit only ever grows (a launch with less than
+    the limit is valid; lowering it would fail later launches that need more); no-op in the simulator."""
+    if SIMULATED or nbytes <= 48 * 1024:
         return
     from numba import typeof
     from numba.cuda.cudadrv.driver import binding, driver
 
     types = tuple(typeof(argument) for argument in arguments)
-    if (kernel, types, nbytes) in _DYNAMIC_SHARED_ALLOWED:
+    if _DYNAMIC_SHARED_ALLOWED.get((kernel, types), 0) >= nbytes:
         return
     function = kernel.compile(types)._codelibrary.get_cufunc()
     attribute = binding.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
     driver.cuKernelSetAttribute(attribute, nbytes, function.handle, function.device.id)
-    _DYNAMIC_SHARED_ALLOWED.add((kernel, types, nbytes))
+    _DYNAMIC_SHARED_ALLOWED[(kernel, types)] = nbytes
 
 
 def scalar(array, index: int = 0) -> int:

@@ -78,6 +78,26 @@ def warp_max(value):
 
 
 @cuda.jit(device=True, inline=True)
+def warp_row_of(exclusive, position):
+    """The largest lane r with ``exclusive`` of lane r at most ``position``, where ``exclusive`` never
+    decreases over the lanes (an exclusive scan of row lengths): the row holding entry ``position`` of the
+    rows laid end to end (rows of length 0 are passed over). A binary search of 5 shuffles."""
+    row = int32(0)
+    step = WARP_SIZE // 2
+    while step > 0:
+        if cuda.shfl_sync(FULL_MASK, exclusive, row + step) <= position:
+            row += step
+        step //= 2
+    return row
+
+
+@cuda.jit(device=True, inline=True)
+def lanes_below(ballot, lane):
+    """How many lanes below ``lane`` have their bit set in ``ballot`` (a ``ballot_sync`` result)."""
+    return cuda.popc(ballot & ((1 << lane) - 1))
+
+
+@cuda.jit(device=True, inline=True)
 def warp_plan(length, lane):
     """Seed 000 Fig. 5, lines 5-21: an equal share of the warp's (row, entry) pairs for this lane.
 
@@ -90,12 +110,7 @@ def warp_plan(length, lane):
     total = warp_broadcast(inclusive, WARP_SIZE - 1)
     exclusive = inclusive - length
     limit = (lane + 1) * total // WARP_SIZE
-    end_row = int32(0)  # largest z with b'(z) < L: b' never decreases, so a binary search (5 shuffles)
-    step = WARP_SIZE // 2
-    while step > 0:
-        if cuda.shfl_sync(FULL_MASK, exclusive, end_row + step) < limit:
-            end_row += step
-        step //= 2
+    end_row = warp_row_of(exclusive, limit - 1)  # largest z with b'(z) < L
     end_col = limit - warp_broadcast(exclusive, end_row)
     start_row = cuda.shfl_up_sync(FULL_MASK, end_row, 1)
     start_col = cuda.shfl_up_sync(FULL_MASK, end_col, 1)

@@ -1,12 +1,24 @@
-"""Triangle counting and listing on the GPU with the warp planner of seed 000 Fig. 5 (``cuda/warp.py``).
+"""Triangle counting and listing on the GPU (seed 004), vertex-centric with hash tables in shared memory;
+the algorithm and the task order are described in :mod:`.triangles`.
 
-A warp takes a group of 32 oriented edges (u, v), one per lane; the work of an edge is the |N+(u)| entries w
-of u's out-list, each looked up in v's out-list by binary search. ``warp_plan`` gives every lane an equal
-share of the group's (edge, entry) pairs, so a heavy edge is spread over the lanes and light edges are
-pooled. The count pass writes one count per group (a warp sum) and adds each triangle to its three
-vertices (u and v once per run of an edge within a lane's share, w per triangle); the list pass re-plans
-the same groups and writes each lane's triangles from its offset: the group's scanned offset plus the
-exclusive warp scan of the lanes' counts (seed 004's prefix sums, no global cursor).
+Orientation (``orient_kernel``): a warp per chunk of 32 input entries, a lane per entry, counts the
+entries ranked above the chunk's rank (a ballot), an exclusive scan over the chunks places each chunk's
+keys (x << 32 | w), a second pass writes them and CUB's radix sort (CuPy) orders them into N+ by rank,
+each row ascending. Chunks, not rows, so a hub's row is spread over many warps.
+
+Counting: a task is a chunk of the input row of a rank x. ``small_kernel`` gives each warp its own chunks
+and its own table (x with at most ``small_out`` out-neighbours); ``large_kernel`` gives a block of 8 warps
+a group of up to 32 chunks of one x, which its warps take in turn (a shared counter), and a shared table
+filled once per piece of N+(x). Tables hold at most a quarter of their slots (a look-up ends at its first
+slot 3 times in 4, and the warp waits for its longest probe). A lane whose entry u is an in-neighbour of x
+finds the run of N+(u) within the piece's range (two binary searches; runs of up to 32 members are taken
+whole, their members outside the range simply miss); an inclusive warp scan lays the runs end to end, and
+at each step lane l takes entries 128 s + l + 32 j (j < 4), its row found from its previous one: the four
+loads and then the four first probes go out together, and the loads are side by side across the lanes.
+Each hit w counts on its table slot (shared atomics) and on the lane's tally of its row; after the chunk
+the rows and slots with hits add to ``per_vertex`` (one global atomic each) and the chunk's count to x.
+Listing re-runs the chunks of a range and writes each hit at the chunk's offset plus the warp's ballot
+prefix.
 """
 
 from __future__ import annotations
@@ -14,125 +26,367 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..cuda.arrays import SM_COUNT, SIMULATED, kernel_view, to_device, to_host, xp
-from ..cuda.warp import WARP_SIZE, lane_id, warp_inclusive_scan, warp_plan, warp_sum
-from .triangles import _put_sorted, _search_sorted
+from ..cuda.arrays import SM_COUNT, SIMULATED, allow_dynamic_shared, grid, kernel_view, to_device, to_host, xp
+from ..cuda.warp import FULL_MASK, WARP_SIZE, lane_id, lanes_below, warp_inclusive_scan, warp_sum
+from .triangles import GROUP_CHUNKS, TrianglePlan, _chunk_entries, _put_sorted, _run_bounds
 
-BLOCK_WARPS = 4
-BLOCK_ROWS = BLOCK_WARPS * WARP_SIZE
-COUNT, SILENT, WRITE = 0, 1, 2
+SMALL_WARPS = 8
+LARGE_WARPS = 8
+SMALL_ROWS = SMALL_WARPS * WARP_SIZE  # a row per lane
+LARGE_ROWS = LARGE_WARPS * WARP_SIZE
+EMPTY = -1
+COUNT, WRITE = 0, 1
+HASH_MULTIPLIER = 2654435761  # Knuth's multiplicative hash
+COUNT_REGISTERS = 64  # measured on the H100 (R-MAT 2^23): 48 -> 184 ms, 56 -> 167, 64 -> 163
+count_jit = cuda.jit if SIMULATED else cuda.jit(max_registers=COUNT_REGISTERS)  # the simulator takes no limit
+SCAN_WHOLE = 32  # runs of N+(u) up to this long are looked up whole, without binary searches
 
-
-search_sorted = cuda.jit(device=True, inline=True)(_search_sorted)
 put_sorted = cuda.jit(device=True, inline=True)(_put_sorted)
+run_bounds = cuda.jit(device=True, inline=True)(_run_bounds)
+chunk_entries = cuda.jit(device=True, inline=True)(_chunk_entries)
+
+
+def table_slots(members: int) -> int:
+    """Slots of the table for ``members`` keys: the next power of two at least 4 times as many (a load of
+    at most 1/4: a look-up ends at its first slot 3 times in 4, and the warp waits for its longest probe),
+    at least 32."""
+    slots = WARP_SIZE
+    while slots < 4 * members:
+        slots *= 2
+    return slots
+
+
+table_slots_device = cuda.jit(device=True, inline=True)(table_slots)
 
 
 @cuda.jit(device=True, inline=True)
-def _load_row(group, lane, rows, out_offsets, out_neighbors, edge_sources, row_u, row_v, row_start):
-    """Lane's edge of the group into the warp's rows; returns its work |N+(u)| (0 past the last edge)."""
-    edge = group * WARP_SIZE + lane
-    length = int64(0)
-    u = int32(0)
-    v = int32(0)
-    if edge < out_neighbors.shape[0]:
-        u = edge_sources[edge]
-        v = out_neighbors[edge]
-        length = out_offsets[u + 1] - out_offsets[u]
-    row_u[rows + lane] = u
-    row_v[rows + lane] = v
-    row_start[rows + lane] = out_offsets[u]
+def _slot_bits(slots):
+    bits = 0
+    while (1 << bits) < slots:
+        bits += 1
+    return bits
+
+
+@cuda.jit(device=True, inline=True)
+def _home(key, bits):
+    return ((int64(key) * HASH_MULTIPLIER) & 0xFFFFFFFF) >> (32 - bits)
+
+
+@cuda.jit(device=True, inline=True)
+def _clear_table(table, base, capacity, slots, thread, threads):
+    """Empty ``slots`` keys (table[base:]) and their counts (table[base + capacity:])."""
+    for slot in range(thread, slots, threads):
+        table[base + slot] = EMPTY
+        table[base + capacity + slot] = 0
+
+
+@cuda.jit(device=True, inline=True)
+def _fill_table(table, base, slots, bits, out_neighbors, first, stop, thread, threads):
+    """Insert out_neighbors[first:stop] (distinct) by linear probing."""
+    for member in range(first + thread, stop, threads):
+        key = out_neighbors[member]
+        slot = _home(key, bits)
+        while cuda.atomic.cas(table, base + slot, EMPTY, key) != EMPTY:
+            slot = (slot + 1) & (slots - 1)
+
+
+@cuda.jit(device=True, inline=True)
+def _probe(table, base, slots, key, slot, stored):
+    """Finish the look-up of ``key`` (-1: none) whose first slot ``slot`` held ``stored`` (linear
+    probing): the key's slot, or -1."""
+    if key < 0:
+        return -1
+    while stored != key:
+        if stored == EMPTY:
+            return -1
+        slot = (slot + 1) & (slots - 1)
+        stored = table[base + slot]
+    return slot
+
+
+@cuda.jit(device=True, inline=True)
+def _lane_row(x, entry, entry_stop, low, high, rank, neighbors, out_offsets, out_neighbors):
+    """This lane's row: (u, run start, run length) for the entry's neighbour u when it is an in-neighbour of
+    x, the run being N+(u)'s members in [low, high] (all of N+(u) when short); (-1, 0, 0) otherwise."""
+    if entry < entry_stop:
+        u = rank[neighbors[entry]]
+        if u < x:
+            first = out_offsets[u]
+            length = out_offsets[u + 1] - first
+            if length <= SCAN_WHOLE:  # cheaper to look all up than to search: members outside miss
+                return u, first, length
+            start, length = run_bounds(out_offsets, out_neighbors, u, low, high)
+            return u, start, length
+    return int32(-1), int64(0), int64(0)
+
+
+@cuda.jit(device=True, inline=True)
+def _lay_rows(u, start, length, lane, rows, row_end, row_address, row_vertex):
+    """The warp's runs laid end to end (inclusive warp scan): entry k of them lies in the first row whose
+    row_end exceeds k, at out_neighbors[row_address[row] + k]. Returns the number of entries."""
+    inclusive = warp_inclusive_scan(length, lane)
+    row_end[rows + lane] = inclusive
+    row_address[rows + lane] = start - (inclusive - length)
+    row_vertex[rows + lane] = u
     cuda.syncwarp()
-    return length
+    return cuda.shfl_sync(FULL_MASK, inclusive, WARP_SIZE - 1)
 
 
 @cuda.jit(device=True, inline=True)
-def _lane_triangles(plan, rows, row_u, row_v, row_start, out_offsets, out_neighbors, per_vertex, triangles, position,
-                    mode):
-    """Walk this lane's share ``plan`` = (S_r, S_c, E_r, E_c) of the warp's (edge, entry) pairs; each w found
-    in N+(v) closes a triangle. mode COUNT adds triangles to their vertices (u and v once per run of a row),
-    SILENT only counts, WRITE writes them from ``position``. Returns how many."""
-    start_row, start_col, end_row, end_col = plan
-    found = int64(0)
-    run = int64(0)
-    row = start_row
-    col = start_col
-    while row < end_row or (row == end_row and col < end_col):
-        u = row_u[rows + row]
-        if col >= out_offsets[u + 1] - out_offsets[u]:
-            if run and mode == COUNT:
-                cuda.atomic.add(per_vertex, u, run)
-                cuda.atomic.add(per_vertex, row_v[rows + row], run)
-            run = 0
-            row += 1
-            col = 0
-            continue
-        v = row_v[rows + row]
-        w = out_neighbors[row_start[rows + row] + col]
-        stop = out_offsets[v + 1]
-        at = search_sorted(out_neighbors, out_offsets[v], stop, w)
-        if at < stop and out_neighbors[at] == w:
-            if mode == WRITE:
-                put_sorted(triangles, position + found, u, v, w)
-            elif mode == COUNT:
-                cuda.atomic.add(per_vertex, w, 1)
-            found += 1
-            run += 1
-        col += 1
-    if run and mode == COUNT:
-        cuda.atomic.add(per_vertex, row_u[rows + row], run)
-        cuda.atomic.add(per_vertex, row_v[rows + row], run)
-    return found
+def _address(entry, total, row, rows, row_end, row_address):
+    """(row, position in out_neighbors) of entry ``entry``, its row searched from ``row`` on (entries only
+    grow); position -1 past the last entry."""
+    if entry >= total:
+        return row, int64(-1)
+    while row_end[rows + row] <= entry:
+        row += 1
+    return row, row_address[rows + row] + entry
 
 
-@cuda.jit
-def count_kernel(out_offsets, out_neighbors, edge_sources, group_counts, per_vertex):
-    """group_counts[g] = triangles found by group g; per_vertex[x] += triangles through x."""
-    row_u = cuda.shared.array(BLOCK_ROWS, int32)
-    row_v = cuda.shared.array(BLOCK_ROWS, int32)
-    row_start = cuda.shared.array(BLOCK_ROWS, int64)
-    unused = cuda.shared.array((1, 3), int32)
+@cuda.jit(device=True, inline=True)
+def _take(x, w, slot, row, base, capacity, table, lane, rows, row_vertex, current_row, current_hits, row_hits,
+          order, triangles, position, mode):
+    """One entry w of row ``row``, found in the table at ``slot`` (-1: not found, or no entry). COUNT: a
+    hit counts on its slot and on the lane's tally of its row (added to row_hits when the row changes).
+    WRITE: the warp's hits written from ``position`` in entry order. Returns (current_row, current_hits,
+    position)."""
+    if mode == COUNT:
+        if row != current_row:
+            if current_hits:
+                cuda.atomic.add(row_hits, rows + current_row, current_hits)
+            current_row = row
+            current_hits = 0
+        if slot >= 0:
+            cuda.atomic.add(table, base + capacity + slot, 1)
+            current_hits += 1
+    else:
+        ballot = cuda.ballot_sync(FULL_MASK, slot >= 0)
+        if slot >= 0:
+            put_sorted(triangles, position + lanes_below(ballot, lane), order[row_vertex[rows + row]], order[x],
+                       order[w])
+        position += cuda.popc(ballot)
+    return current_row, current_hits, position
+
+
+@cuda.jit(device=True, inline=True)
+def _scan_runs(x, total, lane, table, base, capacity, slots, bits, rows, row_end, row_address, row_vertex,
+               row_hits, out_neighbors, order, triangles, position, mode):
+    """The warp's laid-out entries, 128 per step: lane l takes entries 128 s + l + 32 j (j < 4), whose
+    loads, and then first table probes, go out together (the loads side by side across the lanes). COUNT
+    adds each row's hits to row_hits[row]; WRITE writes the hits from ``position`` in entry order. Returns
+    the position after the warp's hits."""
+    row = int32(0)
+    current_row = int32(0)
+    current_hits = int32(0)
+    for step in range(0, total, 4 * WARP_SIZE):
+        row, address0 = _address(step + lane, total, row, rows, row_end, row_address)
+        row0 = row
+        row, address1 = _address(step + WARP_SIZE + lane, total, row, rows, row_end, row_address)
+        row1 = row
+        row, address2 = _address(step + 2 * WARP_SIZE + lane, total, row, rows, row_end, row_address)
+        row2 = row
+        row, address3 = _address(step + 3 * WARP_SIZE + lane, total, row, rows, row_end, row_address)
+        w0 = int32(-1)
+        w1 = int32(-1)
+        w2 = int32(-1)
+        w3 = int32(-1)
+        if address0 >= 0:
+            w0 = out_neighbors[address0]
+        if address1 >= 0:
+            w1 = out_neighbors[address1]
+        if address2 >= 0:
+            w2 = out_neighbors[address2]
+        if address3 >= 0:
+            w3 = out_neighbors[address3]
+        home0 = _home(w0, bits)
+        home1 = _home(w1, bits)
+        home2 = _home(w2, bits)
+        home3 = _home(w3, bits)
+        slot0 = _probe(table, base, slots, w0, home0, table[base + home0])
+        slot1 = _probe(table, base, slots, w1, home1, table[base + home1])
+        slot2 = _probe(table, base, slots, w2, home2, table[base + home2])
+        slot3 = _probe(table, base, slots, w3, home3, table[base + home3])
+        current_row, current_hits, position = _take(x, w0, slot0, row0, base, capacity, table, lane, rows,
+                                                    row_vertex, current_row, current_hits, row_hits, order,
+                                                    triangles, position, mode)
+        current_row, current_hits, position = _take(x, w1, slot1, row1, base, capacity, table, lane, rows,
+                                                    row_vertex, current_row, current_hits, row_hits, order,
+                                                    triangles, position, mode)
+        current_row, current_hits, position = _take(x, w2, slot2, row2, base, capacity, table, lane, rows,
+                                                    row_vertex, current_row, current_hits, row_hits, order,
+                                                    triangles, position, mode)
+        current_row, current_hits, position = _take(x, w3, slot3, row, base, capacity, table, lane, rows,
+                                                    row_vertex, current_row, current_hits, row_hits, order,
+                                                    triangles, position, mode)
+    if current_hits:
+        cuda.atomic.add(row_hits, rows + current_row, current_hits)
+    cuda.syncwarp()
+    return position
+
+
+@cuda.jit(device=True, inline=True)
+def _flush_rows(u, rows, lane, row_hits, per_vertex):
+    """This lane's row's hits to per_vertex[u] (and zeroed); returns the warp's hits (the chunk's count)."""
+    hits = row_hits[rows + lane]
+    if hits:
+        cuda.atomic.add(per_vertex, u, hits)
+        row_hits[rows + lane] = 0
+    return warp_sum(int64(hits))
+
+
+@cuda.jit(device=True, inline=True)
+def _flush_slots(table, base, capacity, slots, thread, threads, per_vertex):
+    """Each slot's hits to per_vertex of its key."""
+    for slot in range(thread, slots, threads):
+        hits = table[base + capacity + slot]
+        if hits:
+            cuda.atomic.add(per_vertex, table[base + slot], hits)
+
+
+@count_jit
+def small_kernel(tasks, chunk_vertex, chunk_first, order, rank, offsets, neighbors, out_offsets, out_neighbors,
+                 capacity, per_vertex, chunk_counts, chunk_offsets, first_chunk, triangles, mode):
+    """A warp per chunk of ``tasks``, its own table of ``capacity`` slots (dynamic shared memory: per warp,
+    keys then counts). COUNT: chunk_counts[c] = triangles of chunk c; per_vertex (by rank) += each
+    triangle's three vertices. WRITE: chunk c's triangles into triangles[chunk_offsets[c] -
+    chunk_offsets[first_chunk]:]."""
+    table = cuda.shared.array(0, int32)
+    row_end = cuda.shared.array(SMALL_ROWS, int64)
+    row_address = cuda.shared.array(SMALL_ROWS, int64)
+    row_vertex = cuda.shared.array(SMALL_ROWS, int32)
+    row_hits = cuda.shared.array(SMALL_ROWS, int32)
     lane = lane_id()
     warp = cuda.threadIdx.x // WARP_SIZE
+    base = warp * 2 * capacity
     rows = warp * WARP_SIZE
-    for group in range(cuda.blockIdx.x * BLOCK_WARPS + warp, group_counts.shape[0], cuda.gridDim.x * BLOCK_WARPS):
-        length = _load_row(group, lane, rows, out_offsets, out_neighbors, edge_sources, row_u, row_v, row_start)
-        start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
-        found = _lane_triangles((start_row, start_col, end_row, end_col), rows, row_u, row_v, row_start,
-                                out_offsets, out_neighbors, per_vertex, unused, int64(0), COUNT)
-        found = warp_sum(found)
-        if lane == 0:
-            group_counts[group] = found
+    row_hits[rows + lane] = 0
+    for task in range(cuda.blockIdx.x * SMALL_WARPS + warp, tasks.shape[0], cuda.gridDim.x * SMALL_WARPS):
+        chunk = tasks[task]
+        x, entry_first, entry_stop = chunk_entries(chunk, chunk_vertex, chunk_first, order, offsets)
+        out_first = out_offsets[x]
+        out_stop = out_offsets[x + 1]
+        slots = table_slots_device(out_stop - out_first)
+        bits = _slot_bits(slots)
+        _clear_table(table, base, capacity, slots, lane, WARP_SIZE)
+        cuda.syncwarp()
+        _fill_table(table, base, slots, bits, out_neighbors, out_first, out_stop, lane, WARP_SIZE)
+        u, start, length = _lane_row(x, entry_first + lane, entry_stop, out_neighbors[out_first],
+                                     out_neighbors[out_stop - 1], rank, neighbors, out_offsets, out_neighbors)
+        total = _lay_rows(u, start, length, lane, rows, row_end, row_address, row_vertex)
+        position = int64(0)
+        if mode == WRITE:
+            position = chunk_offsets[chunk] - chunk_offsets[first_chunk]
+        _scan_runs(x, total, lane, table, base, capacity, slots, bits, rows, row_end, row_address, row_vertex,
+                   row_hits, out_neighbors, order, triangles, position, mode)
+        if mode == COUNT:
+            found = _flush_rows(u, rows, lane, row_hits, per_vertex)
+            if lane == 0:
+                chunk_counts[chunk] = found
+                if found:
+                    cuda.atomic.add(per_vertex, x, found)
+            _flush_slots(table, base, capacity, slots, lane, WARP_SIZE, per_vertex)
         cuda.syncwarp()
 
 
-@cuda.jit
-def list_kernel(out_offsets, out_neighbors, edge_sources, group_offsets, first_group, last_group, triangles):
-    """Triangles of groups [first_group, last_group) into triangles[group_offsets[g] - group_offsets[first]
-    + lane offset + k] (ids ascending in each row): a silent count, a warp scan of the lanes' counts, a write."""
-    row_u = cuda.shared.array(BLOCK_ROWS, int32)
-    row_v = cuda.shared.array(BLOCK_ROWS, int32)
-    row_start = cuda.shared.array(BLOCK_ROWS, int64)
-    unused = cuda.shared.array(1, int64)
+@count_jit
+def large_kernel(groups, chunk_vertex, chunk_first, order, rank, offsets, neighbors, out_offsets, out_neighbors,
+                 piece, per_vertex, chunk_counts, chunk_offsets, first_chunk, last_chunk, triangles, mode):
+    """A block per group of ``groups`` (up to GROUP_CHUNKS chunks of one rank x from g on, those in
+    [first_chunk, last_chunk)): the block shares a table of ``table_slots(piece)`` slots (dynamic shared
+    memory, keys then counts), filled once per piece of N+(x), and its warps take the group's chunks in
+    turn (a shared counter). Outputs as :func:`small_kernel`."""
+    table = cuda.shared.array(0, int32)
+    row_end = cuda.shared.array(LARGE_ROWS, int64)
+    row_address = cuda.shared.array(LARGE_ROWS, int64)
+    row_vertex = cuda.shared.array(LARGE_ROWS, int32)
+    row_hits = cuda.shared.array(LARGE_ROWS, int32)
+    chunk_found = cuda.shared.array(GROUP_CHUNKS, int64)  # hits (COUNT) or written (WRITE) per chunk so far
+    next_chunk = cuda.shared.array(1, int32)
+    thread = cuda.threadIdx.x
     lane = lane_id()
-    warp = cuda.threadIdx.x // WARP_SIZE
-    rows = warp * WARP_SIZE
-    base = group_offsets[first_group]
-    for group in range(first_group + cuda.blockIdx.x * BLOCK_WARPS + warp, last_group, cuda.gridDim.x * BLOCK_WARPS):
-        length = _load_row(group, lane, rows, out_offsets, out_neighbors, edge_sources, row_u, row_v, row_start)
-        start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
-        plan = (start_row, start_col, end_row, end_col)
-        found = _lane_triangles(plan, rows, row_u, row_v, row_start, out_offsets, out_neighbors, unused, triangles,
-                                int64(0), SILENT)
-        position = group_offsets[group] - base + warp_inclusive_scan(found, lane) - found
-        _lane_triangles(plan, rows, row_u, row_v, row_start, out_offsets, out_neighbors, unused, triangles, position,
-                        WRITE)
-        cuda.syncwarp()
+    rows = (thread // WARP_SIZE) * WARP_SIZE
+    capacity = table_slots_device(piece)
+    row_hits[thread] = 0
+    for group in range(cuda.blockIdx.x, groups.shape[0], cuda.gridDim.x):
+        group_first = groups[group]
+        x = chunk_vertex[group_first]
+        group_stop = min(group_first + GROUP_CHUNKS, chunk_first[x + 1])
+        if thread < GROUP_CHUNKS:
+            chunk_found[thread] = 0
+        out_stop = out_offsets[x + 1]
+        for piece_first in range(out_offsets[x], out_stop, piece):
+            piece_stop = min(piece_first + piece, out_stop)
+            slots = table_slots_device(piece_stop - piece_first)
+            bits = _slot_bits(slots)
+            cuda.syncthreads()
+            _clear_table(table, 0, capacity, slots, thread, cuda.blockDim.x)
+            if thread == 0:
+                next_chunk[0] = 0
+            cuda.syncthreads()
+            _fill_table(table, 0, slots, bits, out_neighbors, piece_first, piece_stop, thread, cuda.blockDim.x)
+            cuda.syncthreads()
+            while True:
+                taken = int32(0)
+                if lane == 0:
+                    taken = cuda.atomic.add(next_chunk, 0, 1)
+                chunk = group_first + cuda.shfl_sync(FULL_MASK, taken, 0)
+                if chunk >= group_stop:
+                    break
+                if chunk < first_chunk or chunk >= last_chunk:
+                    continue
+                x, entry_first, entry_stop = chunk_entries(chunk, chunk_vertex, chunk_first, order, offsets)
+                u, start, length = _lane_row(x, entry_first + lane, entry_stop, out_neighbors[piece_first],
+                                             out_neighbors[piece_stop - 1], rank, neighbors, out_offsets,
+                                             out_neighbors)
+                total = _lay_rows(u, start, length, lane, rows, row_end, row_address, row_vertex)
+                position = int64(0)
+                if mode == WRITE:
+                    position = chunk_offsets[chunk] - chunk_offsets[first_chunk] + chunk_found[chunk - group_first]
+                position = _scan_runs(x, total, lane, table, 0, capacity, slots, bits, rows, row_end, row_address,
+                                      row_vertex, row_hits, out_neighbors, order, triangles, position, mode)
+                if mode == COUNT:
+                    found = _flush_rows(u, rows, lane, row_hits, per_vertex)
+                    if lane == 0:
+                        chunk_found[chunk - group_first] += found
+                elif lane == 0:
+                    chunk_found[chunk - group_first] = position - (chunk_offsets[chunk] - chunk_offsets[first_chunk])
+                cuda.syncwarp()
+            cuda.syncthreads()
+            if mode == COUNT:
+                _flush_slots(table, 0, capacity, slots, thread, cuda.blockDim.x, per_vertex)
+        cuda.syncthreads()
+        if mode == COUNT and thread < group_stop - group_first:
+            found = chunk_found[thread]
+            chunk_counts[group_first + thread] = found
+            if found:
+                cuda.atomic.add(per_vertex, x, found)
 
 
-def _blocks(groups: int) -> int:
+@cuda.jit
+def orient_kernel(chunk_vertex, chunk_first, order, rank, offsets, neighbors, chunk_keys, keys, write):
+    """A warp per chunk, a lane per entry: the neighbours ranked above the chunk's rank x. Not ``write``:
+    chunk_keys[c] = how many (a ballot). ``write``: keys[chunk_keys[c]:] = (x << 32 | their rank), in entry
+    order."""
+    lane = lane_id()
+    warps = cuda.gridDim.x * (cuda.blockDim.x // WARP_SIZE)
+    for chunk in range(cuda.grid(1) // WARP_SIZE, chunk_vertex.shape[0], warps):
+        x, entry_first, entry_stop = chunk_entries(chunk, chunk_vertex, chunk_first, order, offsets)
+        neighbor = int64(-1)
+        if entry_first + lane < entry_stop:
+            neighbor = rank[neighbors[entry_first + lane]]
+        upward = neighbor > x
+        ballot = cuda.ballot_sync(FULL_MASK, upward)
+        if write:
+            if upward:
+                keys[chunk_keys[chunk] + lanes_below(ballot, lane)] = (int64(x) << 32) | neighbor
+        elif lane == 0:
+            chunk_keys[chunk] = cuda.popc(ballot)
+
+
+def _blocks(tasks: int, per_block: int) -> int:
     if SIMULATED:
         return 2
-    return max(1, min((groups + BLOCK_WARPS - 1) // BLOCK_WARPS, SM_COUNT * 16))
+    return max(1, min((tasks + per_block - 1) // per_block, SM_COUNT * 16))
 
 
 class DeviceSteps:
@@ -154,22 +408,71 @@ class DeviceSteps:
             cuda.synchronize()
 
     @staticmethod
-    def count(out_offsets, out_neighbors, edge_sources, num_vertices):
+    def orient(offsets, neighbors, rank, order, chunk_first, chunk_vertex):
+        """N+ by rank: a ballot pass counts each chunk's upward entries, a scan places them, a second pass
+        writes their keys (x << 32 | w) and CUB's radix sort (CuPy) orders them; chunk c's keys start at
+        out_offsets[x] for its first chunk, as chunks are in rank order."""
         array = xp()
-        groups = (int(out_neighbors.shape[0]) + WARP_SIZE - 1) // WARP_SIZE
-        group_counts = array.zeros(groups, dtype=np.int64)
-        per_vertex = array.zeros(num_vertices, dtype=np.int64)
-        if groups:
-            count_kernel[_blocks(groups), BLOCK_ROWS](kernel_view(out_offsets), kernel_view(out_neighbors),
-                                                      kernel_view(edge_sources), kernel_view(group_counts),
-                                                      kernel_view(per_vertex))
-        return group_counts, per_vertex
+        num_chunks = chunk_vertex.shape[0]
+        chunk_keys = array.zeros(num_chunks + 1, dtype=np.int64)
+        keys = array.zeros(1, dtype=np.int64)
+        if num_chunks:
+            blocks, threads = grid(num_chunks * WARP_SIZE)
+            arguments = [kernel_view(chunk_vertex), kernel_view(chunk_first), kernel_view(order), kernel_view(rank),
+                         kernel_view(offsets), kernel_view(neighbors), kernel_view(chunk_keys), kernel_view(keys)]
+            orient_kernel[blocks, threads](*arguments, False)
+            chunk_keys[1:] = array.cumsum(chunk_keys[:-1])
+            chunk_keys[0] = 0
+            keys = array.empty(max(1, int(chunk_keys[-1])), dtype=np.int64)
+            arguments[-1] = kernel_view(keys)
+            orient_kernel[blocks, threads](*arguments, True)
+            keys = array.sort(keys[:int(chunk_keys[-1])])
+        return chunk_keys[chunk_first], (keys & 0xFFFFFFFF).astype(np.int32)
 
     @staticmethod
-    def list(out_offsets, out_neighbors, edge_sources, group_offsets, first_group, last_group):
-        total = int(group_offsets[last_group] - group_offsets[first_group])
-        triangles = xp().empty((total, 3), dtype=np.int32)
-        list_kernel[_blocks(last_group - first_group), BLOCK_ROWS](
-            kernel_view(out_offsets), kernel_view(out_neighbors), kernel_view(edge_sources),
-            kernel_view(group_offsets), first_group, last_group, kernel_view(triangles))
+    def _launch(plan: TrianglePlan, small_tasks, large_groups, per_vertex, chunk_counts, chunk_offsets, first_chunk,
+                last_chunk, triangles, mode):
+        common = (kernel_view(plan.chunk_vertex), kernel_view(plan.chunk_first), kernel_view(plan.order),
+                  kernel_view(plan.rank), kernel_view(plan.offsets), kernel_view(plan.neighbors),
+                  kernel_view(plan.out_offsets), kernel_view(plan.out_neighbors))
+        outputs = (kernel_view(per_vertex), kernel_view(chunk_counts), kernel_view(chunk_offsets))
+        if small_tasks.shape[0]:
+            capacity = table_slots(plan.config.small_out)
+            nbytes = SMALL_WARPS * 2 * capacity * 4
+            arguments = (kernel_view(small_tasks), *common, capacity, *outputs, first_chunk, kernel_view(triangles),
+                         mode)
+            allow_dynamic_shared(small_kernel, arguments, nbytes)
+            small_kernel[_blocks(small_tasks.shape[0], SMALL_WARPS), SMALL_ROWS, 0, nbytes](*arguments)
+        if large_groups.shape[0]:
+            capacity = table_slots(plan.config.piece)
+            nbytes = 2 * capacity * 4
+            arguments = (kernel_view(large_groups), *common, plan.config.piece, *outputs, first_chunk, last_chunk,
+                         kernel_view(triangles), mode)
+            allow_dynamic_shared(large_kernel, arguments, nbytes)
+            large_kernel[_blocks(large_groups.shape[0], 1), LARGE_ROWS, 0, nbytes](*arguments)
+
+    @staticmethod
+    def count(plan: TrianglePlan):
+        array = xp()
+        per_vertex = array.zeros(plan.rank.shape[0], dtype=np.int64)
+        chunk_counts = array.zeros(plan.num_chunks, dtype=np.int64)
+        unused_offsets = array.zeros(1, dtype=np.int64)  # distinct arrays: the simulator copies each one back
+        unused_triangles = array.zeros((1, 3), dtype=np.int32)
+        DeviceSteps._launch(plan, plan.small_chunks, plan.large_groups, per_vertex, chunk_counts, unused_offsets, 0,
+                            plan.num_chunks, unused_triangles, COUNT)
+        return chunk_counts, per_vertex
+
+    @staticmethod
+    def list(plan: TrianglePlan, chunk_offsets, first_chunk, last_chunk):
+        array = xp()
+        total = int(chunk_offsets[last_chunk] - chunk_offsets[first_chunk])
+        triangles = array.empty((total, 3), dtype=np.int32)
+        small_first, small_stop = to_host(array.searchsorted(plan.small_chunks, array.asarray(
+            [first_chunk, last_chunk], dtype=np.int64))).tolist()
+        groups_first, groups_stop = to_host(array.searchsorted(plan.large_groups, array.asarray(
+            [first_chunk - GROUP_CHUNKS + 1, last_chunk], dtype=np.int64))).tolist()
+        small = plan.small_chunks[small_first:small_stop]
+        groups = plan.large_groups[groups_first:groups_stop]
+        DeviceSteps._launch(plan, small, groups, array.zeros(1, dtype=np.int64), array.zeros(1, dtype=np.int64),
+                            chunk_offsets, first_chunk, last_chunk, triangles, WRITE)
         return triangles

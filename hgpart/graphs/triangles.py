@@ -1,17 +1,25 @@
 """Exact triangle counting and enumeration (seed 004) on the GPU or its njit CPU twin; clustering coefficients.
 
-Each edge is oriented from the lower to the higher endpoint in the order (degree, id), so every vertex has
-at most sqrt(2m) out-neighbours and every triangle {a, b, c} is found exactly once: at its lowest oriented
-edge (u, v), as a w in N+(u) ∩ N+(v). The work of an oriented edge is |N+(u)| membership tests of
-N+(u)'s entries in N+(v) (binary search). On the GPU (:mod:`.gpu_triangles`) 32 edges at a time go to a
-warp and the Fig. 5 planner of seed 000 (``cuda/warp.py``) deals their (edge, entry) pairs out to the
-lanes in equal shares, so a heavy edge is split over the lanes and light ones are pooled: the fix for the
-imbalance seed 004 measured with one thread per vertex.
+Vertices are renumbered by rank, the order (degree, id), and each edge is oriented from the lower to the
+higher rank, so that every vertex has at most sqrt(2m) out-neighbours N+(x), kept sorted by rank. A
+triangle u < x < w (ranks) is found once, at its middle vertex x: u is an in-neighbour of x, and w lies in
+both N+(x) and N+(u) after x. The work is vertex-centric: N+(x) is put in a hash table (shared memory on
+the GPU, a mark array on the CPU), and for every in-neighbour u only the entries of N+(u) between the
+smallest and the largest member of N+(x) are looked up, a contiguous run found by two binary searches.
+Every look-up is O(1) and the runs are read in order: the GPU reads them coalesced.
 
-Enumeration is a count pass and a scan: each planned share (a lane of a warp's group) counts its
-triangles, an exclusive scan of those counts gives each share its output offset, and a second pass
-writes the triangles there in the same order, with no atomic cursor. The order (oriented edges in CSR
-order, entries in order) is the CPU twin's, so both return the same list.
+Tasks ("chunks") are 32 consecutive entries of a vertex's row of the input graph, one per lane of a warp
+(an entry is a row of the chunk when it is an in-neighbour). The lanes' runs are dealt out cyclically by
+the warp scan of ``cuda/warp.py`` (seed 000 Fig. 5's planning, with the lanes' loads side by side), so a
+hub's long runs and many light rows are balanced alike; a hub with many in-neighbours has many chunks,
+spread over warps. Vertices with few out-neighbours hash them per warp; the rest per block of 8 warps
+that take a group of up to 32 chunks in turn, in pieces of ``TriangleConfig.piece`` out-neighbours when
+there are more (:mod:`.gpu_triangles`).
+
+Enumeration is a count pass and a scan: the count pass records each chunk's triangles, an exclusive scan
+gives each chunk its output offset, and the listing pass writes the chunk's triangles from there (on the
+GPU each lane's from the warp's ballot prefix, seed 004's prefix sums, no atomic cursor), in the order
+both devices share: chunks in order, then the pieces of N+(x), rows (lanes), entries of each run.
 """
 
 from __future__ import annotations
@@ -22,9 +30,12 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from ..config import TriangleConfig
 from ..hypergraph import Graph
 
 WARP = 32
+CHUNK = WARP  # entries of a vertex's row per task: one per lane
+GROUP_CHUNKS = 32  # chunks of a vertex with many out-neighbours per block (its warps take them in turn)
 
 
 @dataclass
@@ -56,32 +67,79 @@ class TriangleResult:
     device: str = "cpu"
 
 
-def orient(offsets, neighbors, xp=np):
-    """Oriented CSR: v in N+(u) when (deg u, u) < (deg v, v); rows stay sorted by id. Also the oriented
-    edges' sources. Works on numpy or CuPy arrays (``xp``)."""
-    n = offsets.shape[0] - 1
+@dataclass
+class TrianglePlan:
+    """The oriented graph and its tasks, on one device (numpy or CuPy arrays).
+
+    Attributes
+    ----------
+    offsets, neighbors : int64[n + 1], int32[2m]
+        The input graph (symmetric CSR, original ids): a chunk's entries are read from here.
+    rank, order : int32[n]
+        rank[v] = position of v in the order (degree, id); order = its inverse.
+    out_offsets, out_neighbors : int64[n + 1], int32[m]
+        N+(x) by rank, members as ranks, ascending.
+    chunk_first : int64[n + 1]
+        Chunks of rank x are chunk_first[x] .. chunk_first[x + 1] - 1: ceil(d(x) / 32), 32 entries of its
+        input row each (the GPU also orients the edges chunk by chunk).
+    chunk_vertex : int32[num_chunks]
+        The rank each chunk belongs to.
+    small_chunks : int64[s]
+        Chunks of ranks with in-neighbours and 1 to ``config.small_out`` out-neighbours (a warp each); the
+        chunks of ranks without in- or out-neighbours hold no triangle and are left out.
+    large_groups : int64[g]
+        First chunks of the groups of up to 32 consecutive chunks of the other ranks (a block each).
+    config : TriangleConfig
+    """
+
+    offsets: object
+    neighbors: object
+    rank: object
+    order: object
+    out_offsets: object
+    out_neighbors: object
+    chunk_first: object
+    chunk_vertex: object
+    small_chunks: object
+    large_groups: object
+    config: TriangleConfig
+
+    @property
+    def num_chunks(self) -> int:
+        return int(self.chunk_vertex.shape[0])
+
+
+def rank_vertices(offsets, xp=np):
+    """(rank, order) as int32 arrays: vertices sorted by (degree, id); numpy or CuPy (``xp``)."""
     degrees = offsets[1:] - offsets[:-1]
-    rows = (xp.searchsorted(offsets, xp.arange(neighbors.shape[0], dtype=np.int64), side="right") - 1)
-    rows = rows.astype(np.int32)
-    row_degree, neighbor_degree = degrees[rows], degrees[neighbors]
-    upward = (row_degree < neighbor_degree) | ((row_degree == neighbor_degree) & (rows < neighbors))
-    kept = xp.flatnonzero(upward)
-    out_rows, out_neighbors = rows[kept], neighbors[kept]
-    out_offsets = xp.zeros(n + 1, dtype=np.int64)
-    out_offsets[1:] = xp.cumsum(xp.bincount(out_rows, minlength=n), dtype=np.int64)
-    return out_offsets, out_neighbors.astype(np.int32), out_rows
+    order = xp.argsort(degrees, kind="stable").astype(np.int32)
+    rank = xp.empty_like(order)
+    rank[order] = xp.arange(order.shape[0], dtype=np.int32)
+    return rank, order
 
 
-def _search_sorted(neighbors, start, stop, value):
-    """Binary search: the first position in the sorted neighbors[start:stop] holding at least ``value``.
-    Shared by the CPU twin and the GPU kernels."""
-    while start < stop:
-        middle = (start + stop) >> 1
-        if neighbors[middle] < value:
-            start = middle + 1
-        else:
-            stop = middle
-    return start
+def plan_chunks(offsets, order, xp=np):
+    """(chunk_first, chunk_vertex) of :class:`TrianglePlan`: ceil(d / 32) chunks per rank; numpy or CuPy."""
+    n = order.shape[0]
+    degrees = (offsets[1:] - offsets[:-1])[order]
+    chunk_first = xp.zeros(n + 1, dtype=np.int64)
+    chunk_first[1:] = xp.cumsum((degrees + CHUNK - 1) // CHUNK)
+    chunks = xp.arange(int(chunk_first[-1]), dtype=np.int64)
+    chunk_vertex = (xp.searchsorted(chunk_first, chunks, side="right") - 1).astype(np.int32)
+    return chunk_first, chunk_vertex
+
+
+def plan_tasks(offsets, order, out_offsets, chunk_first, chunk_vertex, config: TriangleConfig, xp=np):
+    """(small_chunks, large_groups) of :class:`TrianglePlan`: the chunks of ranks with both in- and out-
+    neighbours; numpy or CuPy."""
+    degrees = (offsets[1:] - offsets[:-1])[order]
+    out_degrees = out_offsets[1:] - out_offsets[:-1]
+    active = ((out_degrees > 0) & (degrees > out_degrees))[chunk_vertex]
+    large = out_degrees[chunk_vertex] > config.small_out
+    small_chunks = xp.flatnonzero(active & ~large)
+    chunks = xp.arange(chunk_vertex.shape[0], dtype=np.int64)
+    large_groups = xp.flatnonzero(active & large & ((chunks - chunk_first[chunk_vertex]) % GROUP_CHUNKS == 0))
+    return small_chunks, large_groups
 
 
 def _put_sorted(triangles, position, a, b, c):
@@ -97,62 +155,149 @@ def _put_sorted(triangles, position, a, b, c):
     triangles[position, 2] = c
 
 
-search_sorted = numba.njit(inline="always")(_search_sorted)
+def _run_bounds(out_offsets, out_neighbors, u, low, high):
+    """The run of N+(u) (ascending) with members in [low, high], as (start, length), by two binary
+    searches. Shared by both devices."""
+    start = out_offsets[u]
+    stop = out_offsets[u + 1]
+    while start < stop:  # the first member >= low
+        middle = (start + stop) >> 1
+        if out_neighbors[middle] < low:
+            start = middle + 1
+        else:
+            stop = middle
+    end = start
+    stop = out_offsets[u + 1]
+    while end < stop:  # the first member > high
+        middle = (end + stop) >> 1
+        if out_neighbors[middle] <= high:
+            end = middle + 1
+        else:
+            stop = middle
+    return start, end - start
+
+
+def _chunk_entries(chunk, chunk_vertex, chunk_first, order, offsets):
+    """(x, first entry, entry stop) of a chunk: CHUNK entries of the input row of rank x. Shared."""
+    x = chunk_vertex[chunk]
+    vertex = order[x]
+    first = offsets[vertex] + (chunk - chunk_first[x]) * CHUNK
+    return x, first, min(first + CHUNK, offsets[vertex + 1])
+
+
 put_sorted = numba.njit(inline="always")(_put_sorted)
-
-
-@numba.njit(inline="always")
-def _edge_triangles(out_offsets, out_neighbors, u, v, per_vertex, triangles, position, write):
-    """Triangles at the oriented edge (u, v): each w of N+(u) in N+(v). Counts them on the three vertices
-    (when not ``write``) or writes them from ``position`` (when ``write``); returns how many."""
-    found = 0
-    stop = out_offsets[v + 1]
-    for p in range(out_offsets[u], out_offsets[u + 1]):
-        w = out_neighbors[p]
-        at = search_sorted(out_neighbors, out_offsets[v], stop, w)
-        if at < stop and out_neighbors[at] == w:
-            if write:
-                put_sorted(triangles, position + found, u, v, w)
-            else:
-                per_vertex[w] += 1
-            found += 1
-    if not write:
-        per_vertex[u] += found
-        per_vertex[v] += found
-    return found
+run_bounds = numba.njit(inline="always")(_run_bounds)
+chunk_entries = numba.njit(inline="always")(_chunk_entries)
 
 
 @numba.njit(parallel=True, cache=True)
-def count_triangles_cpu(out_offsets, out_neighbors, edge_sources, num_vertices, chunks):
-    """Per-share triangle counts (share = 32 consecutive oriented edges, the GPU's warp group) and
-    triangles through each vertex. Returns (int64[num_groups], int64[num_vertices])."""
-    num_edges = out_neighbors.shape[0]
-    num_groups = (num_edges + WARP - 1) // WARP
-    group_counts = np.zeros(num_groups, dtype=np.int64)
-    per_chunk = np.zeros((chunks, num_vertices), dtype=np.int64)
+def orient_cpu(offsets, neighbors, rank, order):
+    """N+ by rank: (out_offsets int64[n + 1], out_neighbors int32[m]), each row ascending."""
+    n = order.shape[0]
+    out_degrees = np.zeros(n, dtype=np.int64)
+    for x in numba.prange(n):
+        vertex = order[x]
+        for entry in range(offsets[vertex], offsets[vertex + 1]):
+            if rank[neighbors[entry]] > x:
+                out_degrees[x] += 1
+    out_offsets = np.zeros(n + 1, dtype=np.int64)
+    out_offsets[1:] = np.cumsum(out_degrees)
+    out_neighbors = np.empty(out_offsets[n], dtype=np.int32)
+    for x in numba.prange(n):
+        vertex = order[x]
+        position = out_offsets[x]
+        for entry in range(offsets[vertex], offsets[vertex + 1]):
+            neighbor = rank[neighbors[entry]]
+            if neighbor > x:
+                out_neighbors[position] = neighbor
+                position += 1
+        out_neighbors[out_offsets[x]:position].sort()
+    return out_offsets, out_neighbors
+
+
+@numba.njit(inline="always")
+def _chunk_triangles(chunk, chunk_vertex, chunk_first, order, rank, offsets, neighbors, out_offsets, out_neighbors,
+                     piece, mark, per_vertex, triangles, position, write):
+    """Triangles of a chunk, N+(x) marked in ``mark`` (mark[w] == x): counted on their three vertices (ranks)
+    when not ``write``, else written (original ids) from ``position``, in the GPU's order. Returns how many."""
+    x, entry_first, entry_stop = chunk_entries(chunk, chunk_vertex, chunk_first, order, offsets)
+    found = 0
+    for piece_first in range(out_offsets[x], out_offsets[x + 1], piece):
+        low = out_neighbors[piece_first]
+        high = out_neighbors[min(piece_first + piece, out_offsets[x + 1]) - 1]
+        for entry in range(entry_first, entry_stop):
+            u = rank[neighbors[entry]]
+            if u >= x:
+                continue
+            start, length = run_bounds(out_offsets, out_neighbors, u, low, high)
+            hits = 0
+            for p in range(start, start + length):
+                w = out_neighbors[p]
+                if mark[w] == x:
+                    if write:
+                        put_sorted(triangles, position + found + hits, order[u], order[x], order[w])
+                    else:
+                        per_vertex[w] += 1
+                    hits += 1
+            if not write:
+                per_vertex[u] += hits
+            found += hits
+    if not write:
+        per_vertex[x] += found
+    return found
+
+
+@numba.njit(inline="always")
+def _mark(mark, out_offsets, out_neighbors, x):
+    for p in range(out_offsets[x], out_offsets[x + 1]):
+        mark[out_neighbors[p]] = x
+
+
+@numba.njit(parallel=True, cache=True)
+def count_triangles_cpu(chunk_vertex, chunk_first, order, rank, offsets, neighbors, out_offsets, out_neighbors,
+                        piece, workers, blocks):
+    """(chunk_counts int64[num_chunks], per_vertex int64[n] by rank): the chunks cut into ``blocks``
+    consecutive ranges, dealt round robin to ``workers`` parallel workers, each with its own mark array and
+    per-vertex counts."""
+    n = order.shape[0]
+    num_chunks = chunk_vertex.shape[0]
+    chunk_counts = np.zeros(num_chunks, dtype=np.int64)
+    per_worker = np.zeros((workers, n), dtype=np.int64)
+    marks = np.full((workers, n), -1, dtype=np.int32)
     unused = np.zeros((0, 3), dtype=np.int32)
-    for chunk in numba.prange(chunks):
-        for group in range(chunk * num_groups // chunks, (chunk + 1) * num_groups // chunks):
-            found = 0
-            for edge in range(group * WARP, min((group + 1) * WARP, num_edges)):
-                found += _edge_triangles(out_offsets, out_neighbors, edge_sources[edge], out_neighbors[edge],
-                                         per_chunk[chunk], unused, 0, False)
-            group_counts[group] = found
-    per_vertex = np.zeros(num_vertices, dtype=np.int64)
-    for chunk in range(chunks):
-        per_vertex += per_chunk[chunk]
-    return group_counts, per_vertex
+    for worker in numba.prange(workers):
+        for block in range(worker, blocks, workers):
+            marked = -1
+            for chunk in range(num_chunks * block // blocks, num_chunks * (block + 1) // blocks):
+                x = chunk_vertex[chunk]
+                if x != marked:
+                    _mark(marks[worker], out_offsets, out_neighbors, x)
+                    marked = x
+                chunk_counts[chunk] = _chunk_triangles(chunk, chunk_vertex, chunk_first, order, rank, offsets,
+                                                       neighbors, out_offsets, out_neighbors, piece, marks[worker],
+                                                       per_worker[worker], unused, 0, False)
+    per_vertex = np.zeros(n, dtype=np.int64)
+    for worker in range(workers):
+        per_vertex += per_worker[worker]
+    return chunk_counts, per_vertex
 
 
 @numba.njit(cache=True)
-def list_triangles_cpu(out_offsets, out_neighbors, edge_sources, first_group, last_group, total):
-    """The triangles found by groups [first_group, last_group), in order, as int32[total, 3] (ids sorted)."""
+def list_triangles_cpu(chunk_vertex, chunk_first, order, rank, offsets, neighbors, out_offsets, out_neighbors,
+                       piece, first_chunk, last_chunk, total):
+    """The triangles of chunks [first_chunk, last_chunk), in order, as int32[total, 3] (original ids, sorted)."""
     triangles = np.empty((total, 3), dtype=np.int32)
+    mark = np.full(order.shape[0], -1, dtype=np.int32)
     unused = np.zeros(0, dtype=np.int64)
     position = 0
-    for edge in range(first_group * WARP, min(last_group * WARP, out_neighbors.shape[0])):
-        position += _edge_triangles(out_offsets, out_neighbors, edge_sources[edge], out_neighbors[edge], unused,
-                                    triangles, position, True)
+    marked = -1
+    for chunk in range(first_chunk, last_chunk):
+        x = chunk_vertex[chunk]
+        if x != marked:
+            _mark(mark, out_offsets, out_neighbors, x)
+            marked = x
+        position += _chunk_triangles(chunk, chunk_vertex, chunk_first, order, rank, offsets, neighbors, out_offsets,
+                                     out_neighbors, piece, mark, unused, triangles, position, True)
     return triangles
 
 
@@ -174,14 +319,22 @@ class _HostSteps:
         pass
 
     @staticmethod
-    def count(out_offsets, out_neighbors, edge_sources, num_vertices):
-        chunks = max(1, min(numba.get_num_threads() * 4, (out_neighbors.shape[0] + WARP - 1) // WARP))
-        return count_triangles_cpu(out_offsets, out_neighbors, edge_sources, num_vertices, chunks)
+    def orient(offsets, neighbors, rank, order, chunk_first, chunk_vertex):
+        return orient_cpu(offsets, neighbors, rank, order)
 
     @staticmethod
-    def list(out_offsets, out_neighbors, edge_sources, group_offsets, first_group, last_group):
-        total = int(group_offsets[last_group] - group_offsets[first_group])
-        return list_triangles_cpu(out_offsets, out_neighbors, edge_sources, first_group, last_group, total)
+    def count(plan: TrianglePlan):
+        workers = numba.get_num_threads()
+        return count_triangles_cpu(plan.chunk_vertex, plan.chunk_first, plan.order, plan.rank, plan.offsets,
+                                   plan.neighbors, plan.out_offsets, plan.out_neighbors, plan.config.piece, workers,
+                                   max(1, min(workers * 16, plan.num_chunks)))
+
+    @staticmethod
+    def list(plan: TrianglePlan, chunk_offsets, first_chunk, last_chunk):
+        total = int(chunk_offsets[last_chunk] - chunk_offsets[first_chunk])
+        return list_triangles_cpu(plan.chunk_vertex, plan.chunk_first, plan.order, plan.rank, plan.offsets,
+                                  plan.neighbors, plan.out_offsets, plan.out_neighbors, plan.config.piece,
+                                  first_chunk, last_chunk, total)
 
 
 def _steps(device: str):
@@ -193,9 +346,10 @@ def _steps(device: str):
 
 
 class Triangles:
-    """A graph prepared for triangle counting and listing on one device (the oriented CSR lives there)."""
+    """A graph prepared for triangle counting and listing on one device (the oriented graph and its tasks
+    live there)."""
 
-    def __init__(self, graph: Graph, device: str = "cpu"):
+    def __init__(self, graph: Graph, device: str = "cpu", config: TriangleConfig = TriangleConfig()):
         self.graph = graph
         self.device = device
         self.steps = _steps(device)
@@ -205,22 +359,26 @@ class Triangles:
         neighbors = self.steps.to_device(graph.neighbors)
         self.steps.synchronize()
         uploaded = time.perf_counter()
-        self.out_offsets, self.out_neighbors, self.edge_sources = orient(offsets, neighbors, xp)
+        rank, order = rank_vertices(offsets, xp)
+        chunk_first, chunk_vertex = plan_chunks(offsets, order, xp)
+        out_offsets, out_neighbors = self.steps.orient(offsets, neighbors, rank, order, chunk_first, chunk_vertex)
+        self.plan = TrianglePlan(offsets, neighbors, rank, order, out_offsets, out_neighbors, chunk_first,
+                                 chunk_vertex, *plan_tasks(offsets, order, out_offsets, chunk_first, chunk_vertex,
+                                                           config, xp), config)
         self.steps.synchronize()
         self.seconds = {"upload": uploaded - started, "orient": time.perf_counter() - uploaded}
-        self.group_offsets = None
+        self.chunk_offsets = None
 
     def count(self) -> TriangleResult:
         """Count triangles (globally and per vertex) and the clustering coefficients."""
         xp = self.steps.module()
         started = time.perf_counter()
-        group_counts, per_vertex = self.steps.count(self.out_offsets, self.out_neighbors, self.edge_sources,
-                                                    self.graph.num_vertices)
-        group_offsets = xp.zeros(group_counts.shape[0] + 1, dtype=np.int64)
-        group_offsets[1:] = xp.cumsum(group_counts)
-        self.group_offsets = group_offsets
-        count = int(group_offsets[-1])
-        per_vertex = self.steps.to_host(per_vertex)
+        chunk_counts, per_rank = self.steps.count(self.plan)
+        chunk_offsets = xp.zeros(chunk_counts.shape[0] + 1, dtype=np.int64)
+        chunk_offsets[1:] = xp.cumsum(chunk_counts)
+        self.chunk_offsets = chunk_offsets
+        count = int(chunk_offsets[-1])
+        per_vertex = self.steps.to_host(per_rank[self.plan.rank])
         counted = time.perf_counter()
         degrees = self.graph.degrees().astype(np.float64)
         pairs = degrees * (degrees - 1.0)
@@ -233,18 +391,18 @@ class Triangles:
 
     def chunks(self, max_triangles: int = 1 << 24):
         """The triangles as int32[t, 3] arrays (ids ascending in each row), at most ``max_triangles`` rows
-        each (a group is never split), in the order both devices share. Needs :meth:`count` first."""
-        if self.group_offsets is None:
+        each (a task's triangles are never split), in the order both devices share. Needs :meth:`count`
+        first (calls it when not yet run)."""
+        if self.chunk_offsets is None:
             self.count()
-        offsets = self.steps.to_host(self.group_offsets)
-        num_groups = offsets.shape[0] - 1
+        offsets = self.steps.to_host(self.chunk_offsets)
+        num_chunks = offsets.shape[0] - 1
         first = 0
-        while first < num_groups:
+        while first < num_chunks:
             last = int(np.searchsorted(offsets, offsets[first] + max_triangles, side="right")) - 1
-            last = min(max(last, first + 1), num_groups)
+            last = min(max(last, first + 1), num_chunks)
             if offsets[last] > offsets[first]:
-                yield self.steps.to_host(self.steps.list(self.out_offsets, self.out_neighbors, self.edge_sources,
-                                                         self.group_offsets, first, last))
+                yield self.steps.to_host(self.steps.list(self.plan, self.chunk_offsets, first, last))
             first = last
 
 
@@ -264,11 +422,12 @@ def list_triangles(graph: Graph, device: str = "cpu") -> np.ndarray:
 
 
 def warm_up(device: str = "cpu") -> float:
-    """Compile (or load from numba's cache) the kernels on a tiny graph; returns seconds."""
+    """Compile (or load from numba's cache) the kernels on a tiny graph, with tasks small enough that both
+    GPU kernels and pieces run; returns seconds."""
     started = time.perf_counter()
-    tiny = Graph.from_edges(5, [0, 0, 1, 1, 2, 3], [1, 2, 2, 3, 3, 4])
+    tiny = Graph.from_edges(5, [0, 0, 1, 1, 2, 3, 0], [1, 2, 2, 3, 3, 4, 3])
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
-        prepared = Triangles(tiny, used)
+        prepared = Triangles(tiny, used, TriangleConfig(small_out=1, piece=1))
         prepared.count()
         list(prepared.chunks())
     return time.perf_counter() - started
