@@ -109,32 +109,30 @@ class TrianglePlan:
         return int(self.chunk_vertex.shape[0])
 
 
-def rank_vertices(offsets, xp=np):
+def rank_vertices(degrees, xp=np):
     """(rank, order) as int32 arrays: vertices sorted by (degree, id); numpy or CuPy (``xp``)."""
-    degrees = offsets[1:] - offsets[:-1]
     order = xp.argsort(degrees, kind="stable").astype(np.int32)
     rank = xp.empty_like(order)
     rank[order] = xp.arange(order.shape[0], dtype=np.int32)
     return rank, order
 
 
-def plan_chunks(offsets, order, xp=np):
-    """(chunk_first, chunk_vertex) of :class:`TrianglePlan`: ceil(d / 32) chunks per rank; numpy or CuPy."""
-    n = order.shape[0]
-    degrees = (offsets[1:] - offsets[:-1])[order]
+def plan_chunks(rank_degrees, xp=np):
+    """(chunk_first, chunk_vertex) of :class:`TrianglePlan`: ceil(d / 32) chunks per rank, given the degrees
+    by rank; numpy or CuPy."""
+    n = rank_degrees.shape[0]
     chunk_first = xp.zeros(n + 1, dtype=np.int64)
-    chunk_first[1:] = xp.cumsum((degrees + CHUNK - 1) // CHUNK)
+    chunk_first[1:] = xp.cumsum((rank_degrees + CHUNK - 1) // CHUNK)
     chunks = xp.arange(int(chunk_first[-1]), dtype=np.int64)
     chunk_vertex = (xp.searchsorted(chunk_first, chunks, side="right") - 1).astype(np.int32)
     return chunk_first, chunk_vertex
 
 
-def plan_tasks(offsets, order, out_offsets, chunk_first, chunk_vertex, config: TriangleConfig, xp=np):
+def plan_tasks(rank_degrees, out_offsets, chunk_first, chunk_vertex, config: TriangleConfig, xp=np):
     """(small_chunks, large_groups) of :class:`TrianglePlan`: the chunks of ranks with both in- and out-
-    neighbours; numpy or CuPy."""
-    degrees = (offsets[1:] - offsets[:-1])[order]
+    neighbours, given the degrees by rank; numpy or CuPy."""
     out_degrees = out_offsets[1:] - out_offsets[:-1]
-    active = ((out_degrees > 0) & (degrees > out_degrees))[chunk_vertex]
+    active = ((out_degrees > 0) & (rank_degrees > out_degrees))[chunk_vertex]
     large = out_degrees[chunk_vertex] > config.small_out
     small_chunks = xp.flatnonzero(active & ~large)
     chunks = xp.arange(chunk_vertex.shape[0], dtype=np.int64)
@@ -359,11 +357,13 @@ class Triangles:
         neighbors = self.steps.to_device(graph.neighbors)
         self.steps.synchronize()
         uploaded = time.perf_counter()
-        rank, order = rank_vertices(offsets, xp)
-        chunk_first, chunk_vertex = plan_chunks(offsets, order, xp)
+        degrees = offsets[1:] - offsets[:-1]
+        rank, order = rank_vertices(degrees, xp)
+        rank_degrees = degrees[order]
+        chunk_first, chunk_vertex = plan_chunks(rank_degrees, xp)
         out_offsets, out_neighbors = self.steps.orient(offsets, neighbors, rank, order, chunk_first, chunk_vertex)
         self.plan = TrianglePlan(offsets, neighbors, rank, order, out_offsets, out_neighbors, chunk_first,
-                                 chunk_vertex, *plan_tasks(offsets, order, out_offsets, chunk_first, chunk_vertex,
+                                 chunk_vertex, *plan_tasks(rank_degrees, out_offsets, chunk_first, chunk_vertex,
                                                            config, xp), config)
         self.steps.synchronize()
         self.seconds = {"upload": uploaded - started, "orient": time.perf_counter() - uploaded}
