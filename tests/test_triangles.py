@@ -165,7 +165,7 @@ def gpu_test_graphs():
 
 @pytest.mark.gpu
 def test_gpu_triangles_equal_the_cpu_twin():
-    from hgpart.cuda.arrays import SIMULATED
+    from hgpart.cuda.arrays import SIMULATED, to_host
     from hgpart.device import gpu_available
 
     if not SIMULATED and not gpu_available():
@@ -178,8 +178,12 @@ def test_gpu_triangles_equal_the_cpu_twin():
             cpu_result, gpu_result = cpu.count(), gpu.count()
             print(f"{name} {config}: {gpu_result.count} triangles, gpu {gpu_result.seconds['count']:.4f} s, "
                   f"cpu {cpu_result.seconds['count']:.4f} s")
+            for field in ("out_offsets", "out_neighbors"):  # the oriented graph, each row sorted
+                np.testing.assert_array_equal(to_host(getattr(gpu.plan, field)), getattr(cpu.plan, field),
+                                              err_msg=f"{name} {field}")
             assert gpu_result.count == cpu_result.count, name
             np.testing.assert_array_equal(gpu_result.per_vertex, cpu_result.per_vertex, err_msg=name)
             empty = [np.zeros((0, 3), np.int32)]
             np.testing.assert_array_equal(np.concatenate(list(gpu.chunks(1 << 20)) or empty),
                                           np.concatenate(list(cpu.chunks(1 << 20)) or empty), err_msg=name)
+
