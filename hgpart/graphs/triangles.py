@@ -131,8 +131,9 @@ class TrianglePlan:
 
 
 def rank_vertices(degrees, xp=np):
-    """(rank, order) as int32 arrays: vertices sorted by (degree, id); numpy or CuPy (``xp``)."""
-    order = xp.argsort(degrees, kind="stable").astype(np.int32)
+    """(rank, order) as int32 arrays: vertices sorted by (degree, id); numpy or CuPy (``xp``). The degrees
+    are sorted as int32 (a degree is below n): half the radix passes of int64 keys."""
+    order = xp.argsort(degrees.astype(np.int32), kind="stable").astype(np.int32)
     rank = xp.empty_like(order)
     rank[order] = xp.arange(order.shape[0], dtype=np.int32)
     return rank, order
