@@ -187,3 +187,20 @@ def test_gpu_triangles_equal_the_cpu_twin():
             np.testing.assert_array_equal(np.concatenate(list(gpu.chunks(1 << 20)) or empty),
                                           np.concatenate(list(cpu.chunks(1 << 20)) or empty), err_msg=name)
 
+
+
+def test_chunk_plan_gives_each_chunk_its_vertex():
+    """plan_chunks' histogram-and-scan against the definition, with vertices of degree 0 anywhere (their
+    first chunk is their successor's)."""
+    from hgpart.graphs.triangles import plan_chunks
+
+    generator = np.random.default_rng(3)
+    for _ in range(100):
+        size = generator.integers(0, 40)
+        degrees = generator.integers(0, 100, size) * (generator.random(size) < 0.6)
+        chunk_first, chunk_vertex = plan_chunks(degrees)
+        assert chunk_vertex.dtype == np.int32 and chunk_first[-1] == sum(-(-degrees // 32))
+        expected = [v for v, degree in enumerate(degrees) for _ in range(-(-degree // 32))]
+        np.testing.assert_array_equal(chunk_vertex, expected)
+        busy = np.flatnonzero(degrees > 0)
+        np.testing.assert_array_equal(chunk_first[busy], np.searchsorted(chunk_vertex, busy))

@@ -145,8 +145,10 @@ def plan_chunks(rank_degrees, xp=np):
     n = rank_degrees.shape[0]
     chunk_first = xp.zeros(n + 1, dtype=np.int64)
     chunk_first[1:] = xp.cumsum((rank_degrees + CHUNK - 1) // CHUNK)
-    chunks = xp.arange(int(chunk_first[-1]), dtype=np.int64)
-    chunk_vertex = (xp.searchsorted(chunk_first, chunks, side="right") - 1).astype(np.int32)
+    num_chunks = int(chunk_first[-1])
+    # chunk c belongs to the number of ranks v >= 1 whose first chunk is at most c: a histogram and a scan
+    starts = xp.bincount(chunk_first[1:n], minlength=num_chunks + 1)[:num_chunks]
+    chunk_vertex = xp.cumsum(starts).astype(np.int32)
     return chunk_first, chunk_vertex
 
 
@@ -154,11 +156,11 @@ def plan_tasks(rank_degrees, out_offsets, chunk_first, chunk_vertex, config: Tri
     """(small_chunks, large_groups) of :class:`TrianglePlan`: the chunks of ranks with both in- and out-
     neighbours, given the degrees by rank; numpy or CuPy."""
     out_degrees = out_offsets[1:] - out_offsets[:-1]
-    active = ((out_degrees > 0) & (rank_degrees > out_degrees))[chunk_vertex]
-    large = out_degrees[chunk_vertex] > config.small_out
-    small_chunks = xp.flatnonzero(active & ~large)
-    chunks = xp.arange(chunk_vertex.shape[0], dtype=np.int64)
-    large_groups = xp.flatnonzero(active & large & ((chunks - chunk_first[chunk_vertex]) % GROUP_CHUNKS == 0))
+    active = (out_degrees > 0) & (rank_degrees > out_degrees)
+    kind = (active * (1 + (out_degrees > config.small_out))).astype(np.int8)[chunk_vertex]  # 0 idle, 1 small, 2 large
+    small_chunks = xp.flatnonzero(kind == 1)
+    large_chunks = xp.flatnonzero(kind == 2)
+    large_groups = large_chunks[(large_chunks - chunk_first[chunk_vertex[large_chunks]]) % GROUP_CHUNKS == 0]
     return small_chunks, large_groups
 
 
@@ -389,17 +391,15 @@ class Triangles:
                                                            config, xp), config)
         self.steps.synchronize()
         self.seconds = {"upload": uploaded - started, "orient": time.perf_counter() - uploaded}
-        self.chunk_offsets = None
+        self.chunk_counts = None
 
     def count(self) -> TriangleResult:
         """Count triangles (globally and per vertex) and the clustering coefficients."""
         xp = self.steps.module()
         started = time.perf_counter()
         chunk_counts, per_rank = self.steps.count(self.plan)
-        chunk_offsets = xp.zeros(chunk_counts.shape[0] + 1, dtype=np.int64)
-        chunk_offsets[1:] = xp.cumsum(chunk_counts)
-        self.chunk_offsets = chunk_offsets
-        count = int(chunk_offsets[-1])
+        self.chunk_counts = chunk_counts
+        count = int(chunk_counts.sum())
         per_vertex = per_rank[self.plan.rank]
         degrees = self.plan.offsets[1:] - self.plan.offsets[:-1]
         average = float(clustering_coefficients(per_vertex, degrees, xp).mean()) if degrees.shape[0] else 0.0
@@ -412,16 +412,19 @@ class Triangles:
         """The triangles as int32[t, 3] arrays (ids ascending in each row), at most ``max_triangles`` rows
         each (a task's triangles are never split), in the order both devices share. Needs :meth:`count`
         first (calls it when not yet run)."""
-        if self.chunk_offsets is None:
+        if self.chunk_counts is None:
             self.count()
-        offsets = self.steps.to_host(self.chunk_offsets)
+        xp = self.steps.module()
+        chunk_offsets = xp.zeros(self.chunk_counts.shape[0] + 1, dtype=np.int64)  # where each chunk writes
+        chunk_offsets[1:] = xp.cumsum(self.chunk_counts)
+        offsets = self.steps.to_host(chunk_offsets)
         num_chunks = offsets.shape[0] - 1
         first = 0
         while first < num_chunks:
             last = int(np.searchsorted(offsets, offsets[first] + max_triangles, side="right")) - 1
             last = min(max(last, first + 1), num_chunks)
             if offsets[last] > offsets[first]:
-                yield self.steps.to_host(self.steps.list(self.plan, self.chunk_offsets, first, last))
+                yield self.steps.to_host(self.steps.list(self.plan, chunk_offsets, first, last))
             first = last
 
 
