@@ -190,8 +190,8 @@ def test_gpu_triangles_equal_the_cpu_twin():
 
 
 def test_chunk_plan_gives_each_chunk_its_vertex():
-    """plan_chunks' histogram-and-scan against the definition, with vertices of degree 0 anywhere (their
-    first chunk is their successor's)."""
+    """plan_chunks against the definition, with vertices of degree 0 anywhere (their first chunk is their
+    successor's)."""
     from hgpart.graphs.triangles import plan_chunks
 
     generator = np.random.default_rng(3)
