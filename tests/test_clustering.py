@@ -248,3 +248,24 @@ def test_gpu_clustering_equals_the_cpu_twin():
         assert np.array_equal(gpu.clusters, cpu.clusters), name
         assert gpu.modularity == cpu.modularity
 
+
+
+@pytest.mark.parametrize("weights", ["none", "integer", "float", "large"])
+def test_integer_level_is_the_rounded_weights_and_their_row_sums(weights):
+    """integer_level against its definition in numpy: whole weights kept while 2Ω < 2^30, otherwise
+    rint(w * 2^29 / 2Ω) with positive weights at least 1; ζ the row sums, 2Ω their total."""
+    generator = np.random.default_rng(11)
+    sources, targets = generator.integers(0, 200, 900), generator.integers(0, 200, 900)
+    chosen = {"none": None, "integer": generator.integers(0, 6, 900).astype(float),
+              "float": generator.random(900) * 1e-3, "large": generator.integers(1, 10, 900) * 2.0**28}[weights]
+    graph = Graph.from_edges(200, sources, targets, chosen, merge="max")
+    level, scale = integer_level(graph)
+    edge_weights = graph.edge_weights
+    whole = edge_weights.sum() < 2**30 and np.all(edge_weights == np.rint(edge_weights))
+    assert (scale == 1.0) == whole
+    expected = np.rint(edge_weights * scale).astype(np.int64)
+    expected[(expected == 0) & (edge_weights > 0)] = 1
+    np.testing.assert_array_equal(level["weights"], expected)
+    np.testing.assert_array_equal(level["zeta"], np.add.reduceat(expected, graph.offsets[:-1])
+                                  * (np.diff(graph.offsets) > 0))
+    assert level["two_omega"] == expected.sum()

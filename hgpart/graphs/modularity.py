@@ -39,11 +39,40 @@ def modularity(graph: Graph, clusters: np.ndarray) -> float:
     return inside / total - squares / (total * total)
 
 
-def row_sums(offsets: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Σ of ``values`` over each CSR row (empty rows give 0)."""
-    running = np.zeros(values.shape[0] + 1, dtype=values.dtype)
-    np.cumsum(values, out=running[1:])
-    return running[offsets[1:]] - running[offsets[:-1]]
+@numba.njit(parallel=True, cache=True)
+def _all_integral(weights):
+    """Whether every weight is a whole number (one parallel pass, no temporaries)."""
+    blocks = 64
+    integral = np.ones(blocks, dtype=np.bool_)
+    for block in numba.prange(blocks):
+        for position in range(block * weights.shape[0] // blocks, (block + 1) * weights.shape[0] // blocks):
+            if weights[position] != np.rint(weights[position]):
+                integral[block] = False
+                break
+    return integral.all()
+
+
+@numba.njit(parallel=True, cache=True)
+def _integer_weights(offsets, weights, scale):
+    """(int64 weights, their row sums ζ): ``weights`` as they are when ``scale`` is 1, else rint(weight *
+    scale), positive weights to at least 1. One parallel pass over the rows."""
+    n = offsets.shape[0] - 1
+    integer = np.empty(weights.shape[0], dtype=np.int64)
+    zeta = np.zeros(n, dtype=np.int64)
+    for v in numba.prange(n):
+        total = 0
+        for position in range(offsets[v], offsets[v + 1]):
+            weight = weights[position]
+            if scale == 1.0:
+                value = np.int64(weight)
+            else:
+                value = np.int64(np.rint(weight * scale))
+                if value == 0 and weight > 0:
+                    value = 1
+            integer[position] = value
+            total += value
+        zeta[v] = total
+    return integer, zeta
 
 
 def integer_level(graph: Graph) -> tuple[dict, float]:
@@ -57,15 +86,11 @@ def integer_level(graph: Graph) -> tuple[dict, float]:
         raise InputError("modularity clustering needs non-negative edge weights")
     total = float(weights.sum())
     scale = 1.0
-    if total > 0 and (total >= EXACT_LIMIT or not np.all(weights == np.rint(weights))):
+    if total > 0 and (total >= EXACT_LIMIT or not _all_integral(weights)):
         scale = 2.0**29 / total
-    if scale == 1.0:
-        integer = weights.astype(np.int64)
-    else:
-        integer = np.rint(weights * scale).astype(np.int64)
-        integer[(integer == 0) & (weights > 0)] = 1
-    zeta = row_sums(graph.offsets, integer)
-    level = {"offsets": graph.offsets.astype(np.int64), "neighbors": graph.neighbors.astype(np.int32),
-             "weights": integer, "loops": np.zeros(graph.num_vertices, dtype=np.int64), "zeta": zeta,
-             "two_omega": np.int64(integer.sum())}
+    offsets = graph.offsets.astype(np.int64)
+    integer, zeta = _integer_weights(offsets, weights, scale)
+    level = {"offsets": offsets, "neighbors": graph.neighbors.astype(np.int32), "weights": integer,
+             "loops": np.zeros(graph.num_vertices, dtype=np.int64), "zeta": zeta,
+             "two_omega": np.int64(zeta.sum())}
     return level, scale
