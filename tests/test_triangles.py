@@ -120,7 +120,7 @@ def test_bench_triangles_json():
 @pytest.mark.parametrize("name", ["small_kernel", "large_kernel", "orient_kernel"])
 def test_triangle_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from numba import boolean, int32, int64
+    from numba import int32, int64
 
     from hgpart.graphs import gpu_triangles
 
@@ -129,7 +129,7 @@ def test_triangle_kernels_compile_to_ptx(name):
     outputs = (int64[::1], int64[::1], int64[::1], int64)
     signatures = {"small_kernel": plan + outputs + (int32[:, ::1], int64),
                   "large_kernel": plan + outputs + (int64, int32[:, ::1], int64),
-                  "orient_kernel": plan[1:7] + (int64[::1], int64[::1], boolean)}
+                  "orient_kernel": plan[1:7] + (int64[::1], int64[::1], int64[::1])}
     ptx, _ = cuda.compile_ptx(getattr(gpu_triangles, name).py_func, signatures[name], cc=(9, 0))
     assert "shfl.sync" in ptx or "vote.sync" in ptx  # warp scans, sums and ballots
 
