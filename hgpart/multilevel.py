@@ -19,6 +19,7 @@ import numpy as np
 from .coarsening import coarsen
 from .coarsening.coarsener import project
 from .config import PartitionConfig, make_config
+from .cuda.arrays import prepare_uploads
 from .errors import DeviceMemoryError, InfeasibleError, InputError
 from .graphs.louvain import hypergraph_communities
 from .hypergraph import Hypergraph
@@ -323,6 +324,8 @@ def warm_up(objective: str = "km1", device: str = "cpu") -> float:
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         partition(tiny, 3, objective=objective, preset="fast", device=used,
                   config=make_config(3, 0.03, objective, 0, "fast", coarsening=_tiny_coarsening()))
+    if device == "gpu":
+        prepare_uploads()
     return time.perf_counter() - started
 
 

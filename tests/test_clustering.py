@@ -7,7 +7,7 @@ from hgpart import Graph
 from hgpart.config import ClusterConfig
 from hgpart.graphs import agglomeration
 from hgpart.graphs.clustering import cluster
-from hgpart.graphs.modularity import integer_level, modularity
+from hgpart.graphs.modularity import integer_level, modularity, weight_scale
 from hgpart.io import read_graph
 
 from .conftest import DATA, SHARED
@@ -218,7 +218,8 @@ def test_clustering_kernels_compile_to_ptx(name):
 def gpu_test_graphs():
     from hgpart.cuda.arrays import SIMULATED
 
-    graphs = [("weighted", random_graph(2, n=40, m=80))]  # float weights, isolated vertices
+    graphs = [("weighted", random_graph(2, n=40, m=80)),  # float weights, isolated vertices
+              ("unweighted", random_graph(3, n=30, m=60, weighted=False))]  # the level made on the device
     if SIMULATED:
         return graphs
     graphs.append(("karate", read_graph(str(DATA / "karate.graph"))))
@@ -239,8 +240,15 @@ def test_gpu_clustering_equals_the_cpu_twin():
 
     if not SIMULATED and not gpu_available():
         pytest.skip("no GPU")
+    from hgpart.graphs import gpu_agglomeration
+
     config = ClusterConfig(tries=2, ensemble_rounds=1, cycles=2, move_rounds=8) if SIMULATED else ClusterConfig()
     for name, graph in gpu_test_graphs():
+        host_level, host_scale = agglomeration.graph_level(graph)
+        device_level, device_scale = gpu_agglomeration.graph_level(graph)
+        assert device_scale == host_scale and int(device_level["two_omega"]) == int(host_level["two_omega"]), name
+        for key in ("offsets", "neighbors", "weights", "loops", "zeta"):
+            np.testing.assert_array_equal(gpu_agglomeration.to_host(device_level[key]), host_level[key])
         cpu = cluster(graph, config, device="cpu")
         gpu = cluster(graph, config, device="gpu")
         print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "
@@ -263,6 +271,7 @@ def test_integer_level_is_the_rounded_weights_and_their_row_sums(weights):
     edge_weights = graph.edge_weights
     whole = edge_weights.sum() < 2**30 and np.all(edge_weights == np.rint(edge_weights))
     assert (scale == 1.0) == whole
+    assert weight_scale(graph) == (scale, weights == "none")  # unit: every weight 1 (the GPU builds that level)
     expected = np.rint(edge_weights * scale).astype(np.int64)
     expected[(expected == 0) & (edge_weights > 0)] = 1
     np.testing.assert_array_equal(level["weights"], expected)

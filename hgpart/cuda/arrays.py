@@ -8,6 +8,7 @@ and the simulator's kernels, so the whole device path can be exercised on a mach
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import config as numba_config
 
@@ -34,9 +35,58 @@ def to_host(array) -> np.ndarray:
     return array.copy_to_host()
 
 
+STAGE_BYTES = 1 << 26  # uploads larger than this go through two pinned buffers of this size
+_STAGING: list = []
+
+
+@numba.njit(parallel=True, cache=True)
+def _copy_bytes(source, target):
+    """target[:] = source[:] (uint8), split over the CPU's cores."""
+    pieces = 64
+    size = source.shape[0]
+    for piece in numba.prange(pieces):
+        target[piece * size // pieces:(piece + 1) * size // pieces] = source[piece * size // pieces:
+                                                                            (piece + 1) * size // pieces]
+
+
+def prepare_uploads() -> None:
+    """Allocate the pinned staging buffers of :func:`to_device` (page-locking takes about 0.6 s per GB, so
+    this is done once, at warm-up) and compile their copy."""
+    if SIMULATED or _STAGING:
+        return
+    import cupy
+
+    for _ in range(2):
+        memory = cupy.cuda.alloc_pinned_memory(STAGE_BYTES)
+        _STAGING.append((memory, np.frombuffer(memory, dtype=np.uint8, count=STAGE_BYTES), cupy.cuda.Event()))
+    _copy_bytes(np.zeros(64, dtype=np.uint8), _STAGING[0][1][:64])
+
+
 def to_device(array):
-    """A host array on the device (one copy)."""
-    return np.ascontiguousarray(array) if SIMULATED else xp().asarray(array)
+    """A host array on the device (one copy). A large array goes in pieces through two pinned buffers,
+    filled by all cores while the other one's piece crosses: a copy from pageable memory ran at 1.4 GB/s on
+    the H100 machine, one from pinned memory at 50 GB/s."""
+    if SIMULATED:
+        return np.ascontiguousarray(array)
+    import cupy
+
+    array = np.ascontiguousarray(array)
+    if array.nbytes <= STAGE_BYTES:
+        return cupy.asarray(array)
+    prepare_uploads()
+    result = cupy.empty(array.shape, dtype=array.dtype)
+    source = array.reshape(-1).view(np.uint8)
+    stream = cupy.cuda.get_current_stream()
+    for index, start in enumerate(range(0, array.nbytes, STAGE_BYTES)):
+        memory, staged, done = _STAGING[index % 2]
+        done.synchronize()  # the piece last staged here has crossed
+        stop = min(start + STAGE_BYTES, array.nbytes)
+        _copy_bytes(source[start:stop], staged[:stop - start])
+        cupy.cuda.runtime.memcpyAsync(result.data.ptr + start, memory.ptr, stop - start,
+                                      cupy.cuda.runtime.memcpyHostToDevice, stream.ptr)
+        done.record(stream)
+    stream.synchronize()
+    return result
 
 
 def kernel_view(array):

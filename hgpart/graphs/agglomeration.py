@@ -31,6 +31,8 @@ import numba
 import numpy as np
 from numba import int64, uint64
 
+from .modularity import integer_level
+
 PROPOSE, RESPOND, SATELLITE = 0, 1, 2
 
 
@@ -349,9 +351,10 @@ def no_targets(n: int) -> np.ndarray:
     return np.full(n, -1, dtype=np.int32)
 
 
-def upload_level(level: dict) -> dict:
-    """The level where this twin works on it (the host)."""
-    return level
+def graph_level(graph) -> tuple[dict, float]:
+    """Level 0 of ``graph`` (a :class:`~hgpart.hypergraph.Graph`) where this twin works (the host), and the
+    weight scale (see :func:`.modularity.integer_level`)."""
+    return integer_level(graph)
 
 
 def identity(n: int) -> np.ndarray:

@@ -18,8 +18,9 @@ import numba
 import numpy as np
 
 from ..config import ClusterConfig
+from ..cuda.arrays import prepare_uploads
 from ..hypergraph import Graph
-from .modularity import integer_level, modularity
+from .modularity import modularity
 
 
 @dataclass
@@ -157,8 +158,7 @@ def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str =
     """
     steps = _backend(device)
     started = time.perf_counter()
-    host_level, _ = integer_level(graph)
-    finest = steps.upload_level(host_level)
+    finest, scale = steps.graph_level(graph)
     rows: list = []
     seconds = {"agglomeration": 0.0, "refinement": 0.0}
     tries = config.tries or default_tries(graph.num_edges)
@@ -180,8 +180,13 @@ def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str =
         base_map, num_core = steps.compact(core)
         base = steps.contract_level(finest, base_map, num_core)
     clusters, num_clusters = first_appearance(steps.to_host(best_clusters))
+    two_omega = int(finest["two_omega"])
+    if scale == 1.0:  # the level's weights are the graph's: its exact value, rounded once
+        value = int(best_value) / two_omega**2 if two_omega else 0.0
+    else:
+        value = modularity(graph, clusters)
     seconds["total"] = time.perf_counter() - started
-    return ClusterResult(clusters, modularity(graph, clusters), num_clusters, seconds, rows, device)
+    return ClusterResult(clusters, value, num_clusters, seconds, rows, device)
 
 
 def warm_up(device: str = "cpu") -> float:
@@ -192,4 +197,6 @@ def warm_up(device: str = "cpu") -> float:
     tiny = Graph.from_edges(64, sources, targets, merge="max")
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         cluster(tiny, ClusterConfig(tries=2, ensemble_rounds=1), device=used)
+    if device == "gpu":
+        prepare_uploads()
     return time.perf_counter() - started

@@ -40,16 +40,38 @@ def modularity(graph: Graph, clusters: np.ndarray) -> float:
 
 
 @numba.njit(parallel=True, cache=True)
-def _all_integral(weights):
-    """Whether every weight is a whole number (one parallel pass, no temporaries)."""
+def _weight_summary(weights):
+    """(smallest, sum, all whole, all one) of ``weights`` in one parallel pass over fixed blocks (the same
+    sum on every run)."""
     blocks = 64
-    integral = np.ones(blocks, dtype=np.bool_)
+    smallest = np.full(blocks, np.inf)
+    sums = np.zeros(blocks)
+    whole = np.ones(blocks, dtype=np.bool_)
+    unit = np.ones(blocks, dtype=np.bool_)
     for block in numba.prange(blocks):
         for position in range(block * weights.shape[0] // blocks, (block + 1) * weights.shape[0] // blocks):
-            if weights[position] != np.rint(weights[position]):
-                integral[block] = False
-                break
-    return integral.all()
+            weight = weights[position]
+            smallest[block] = min(smallest[block], weight)
+            sums[block] += weight
+            if weight != 1.0:
+                unit[block] = False
+                if weight != np.rint(weight):
+                    whole[block] = False
+    return smallest.min(), sums.sum(), whole.all(), unit.all()
+
+
+def weight_scale(graph: Graph) -> tuple[float, bool]:
+    """(scale, unit): the factor :func:`integer_level` applies to the weights (1.0: kept as they are), and
+    whether every weight is 1 with the scale 1 (the level's weights are then all 1 and ζ the degrees).
+    Negative weights are refused."""
+    if not graph.edge_weights.size:
+        return 1.0, True
+    smallest, total, whole, unit = _weight_summary(graph.edge_weights)
+    if smallest < 0:
+        raise InputError("modularity clustering needs non-negative edge weights")
+    if total > 0 and (total >= EXACT_LIMIT or not whole):
+        return 2.0**29 / total, False
+    return 1.0, bool(unit)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -75,22 +97,17 @@ def _integer_weights(offsets, weights, scale):
     return integer, zeta
 
 
-def integer_level(graph: Graph) -> tuple[dict, float]:
+def integer_level(graph: Graph, scale: float | None = None) -> tuple[dict, float]:
     """The graph as level 0 of the clustering (see :mod:`.agglomeration`) and the weight scale used.
 
     Integer weights are kept when 2Ω < 2^30; other weights are scaled so that 2Ω is about 2^29 and rounded
     (positive weights to at least 1), which changes modularity by about 2^-29 relative. Negative weights
-    are refused."""
-    weights = graph.edge_weights
-    if weights.size and weights.min() < 0:
-        raise InputError("modularity clustering needs non-negative edge weights")
-    total = float(weights.sum())
-    scale = 1.0
-    if total > 0 and (total >= EXACT_LIMIT or not _all_integral(weights)):
-        scale = 2.0**29 / total
-    offsets = graph.offsets.astype(np.int64)
-    integer, zeta = _integer_weights(offsets, weights, scale)
-    level = {"offsets": offsets, "neighbors": graph.neighbors.astype(np.int32), "weights": integer,
-             "loops": np.zeros(graph.num_vertices, dtype=np.int64), "zeta": zeta,
+    are refused. ``scale``: that of :func:`weight_scale`, when already known."""
+    if scale is None:
+        scale, _ = weight_scale(graph)
+    offsets = np.ascontiguousarray(graph.offsets, dtype=np.int64)
+    integer, zeta = _integer_weights(offsets, graph.edge_weights, scale)
+    level = {"offsets": offsets, "neighbors": np.ascontiguousarray(graph.neighbors, dtype=np.int32),
+             "weights": integer, "loops": np.zeros(graph.num_vertices, dtype=np.int64), "zeta": zeta,
              "two_omega": np.int64(zeta.sum())}
     return level, scale

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 import numba
 import numpy as np
 
+from ..cuda.arrays import prepare_uploads
 from ..hypergraph import Graph
 from .clustering import first_appearance
 
@@ -267,4 +268,6 @@ def warm_up(device: str = "cpu") -> float:
     tiny = Graph.from_edges(6, [0, 1, 2, 3, 4], [1, 2, 0, 4, 5], [1.0, 2.0, 1.0, 3.0, 1.0], merge="min")
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         minimum_spanning_forest(tiny, used)
+    if device == "gpu":
+        prepare_uploads()
     return time.perf_counter() - started

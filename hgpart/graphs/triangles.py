@@ -31,6 +31,7 @@ import numba
 import numpy as np
 
 from ..config import TriangleConfig
+from ..cuda.arrays import prepare_uploads
 from ..hypergraph import Graph
 
 WARP = 32
@@ -451,4 +452,6 @@ def warm_up(device: str = "cpu") -> float:
         prepared = Triangles(tiny, used, TriangleConfig(small_out=1, piece=1))
         prepared.count()
         list(prepared.chunks())
+    if device == "gpu":
+        prepare_uploads()
     return time.perf_counter() - started
