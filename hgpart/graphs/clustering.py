@@ -110,9 +110,10 @@ def _agglomerate(steps, base: dict, config: ClusterConfig, seed: int, cycle: int
 def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, seed: int, rows: list,
               seconds: dict):
     """Cycles of agglomeration and refinement from ``base`` (the finest level, or the finest contracted by
-    ``base_map``) while modularity improves. Returns the clusters on the finest level and 4Ω² times their
+    ``base_map``) while modularity improves by more than ``config.min_improvement``. Returns the clusters on the finest level and 4Ω² times their
     modularity."""
     best_clusters, best_value = None, None
+    threshold = config.min_improvement * float(finest["two_omega"]) ** 2  # as local moving's stale rounds
     for cycle in range(max(1, config.cycles)):
         phase = time.perf_counter()
         levels, maps, best_level = _agglomerate(steps, base, config, seed, cycle, rows)
@@ -129,7 +130,10 @@ def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, 
         seconds["refinement"] += time.perf_counter() - phase
         if best_value is not None and value <= best_value:
             break
+        small_gain = best_value is not None and value - best_value <= threshold
         best_clusters, best_value = clusters, value
+        if small_gain:  # kept, but another cycle is not worth its contraction and refinement
+            break
         base_map, num_clusters = steps.compact(clusters)
         base = steps.contract_level(finest, base_map, num_clusters)
     return best_clusters, best_value

@@ -111,20 +111,24 @@ def representative_kernel(partner, target, representative, is_representative):
 
 
 @cuda.jit
-def own_link_kernel(rows, neighbors, weights, clusters, own_link):
-    """own_link[v] = weight of v's edges into its own cluster."""
+def own_link_kernel(rows, neighbors, weights, clusters, last_touched, first_round, own_link):
+    """own_link[v] = weight of v's edges into its own cluster, for the active v (touched in ``first_round`` or
+    later)."""
     for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
         v = rows[entry]
-        if clusters[neighbors[entry]] == clusters[v]:
+        if last_touched[v] >= first_round and clusters[neighbors[entry]] == clusters[v]:
             cuda.atomic.add(own_link, v, weights[entry])
 
 
 @cuda.jit
-def link_insert_kernel(rows, neighbors, weights, offsets, clusters, upward, keys, values):
+def link_insert_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touched, first_round, keys, values):
     """Add each entry's weight to v's slot of the neighbour's cluster (clusters on the round's side of v's own)
-    in v's hash table: 2 deg(v) slots from 2 offsets[v], linear probing, key claimed by compare-and-swap."""
+    in v's hash table: 2 deg(v) slots from 2 offsets[v], linear probing, key claimed by compare-and-swap.
+    Only active v (touched in ``first_round`` or later) fill their tables."""
     for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
         v = rows[entry]
+        if last_touched[v] < first_round:
+            continue
         own = clusters[v]
         c = clusters[neighbors[entry]]
         if c == own or (c > own) != upward:
@@ -175,16 +179,27 @@ def slot_choice_kernel(rows, keys, values, zeta, two_omega, clusters, cluster_ze
 
 
 @cuda.jit
-def apply_moves_kernel(best, best_gain, own_link, clusters, movers):
-    """Every vertex with a move takes it (all at once); per-vertex scratch is reset; movers[0] counts them."""
+def apply_moves_kernel(best, best_gain, own_link, clusters, moved, last_touched, round_index, movers):
+    """Every vertex with a move takes it (all at once) and is touched in this round; moved[v] says whether it
+    moved; per-vertex scratch is reset; movers[0] counts them."""
     none = best.shape[0]
     for v in range(cuda.grid(1), best.shape[0], cuda.gridsize(1)):
+        moved[v] = best[v] != none
         if best[v] != none:
             clusters[v] = best[v]
+            last_touched[v] = round_index
             cuda.atomic.add(movers, 0, 1)
         best[v] = none
         best_gain[v] = 0
         own_link[v] = 0
+
+
+@cuda.jit
+def mark_touched_kernel(rows, neighbors, moved, last_touched, round_index):
+    """last_touched[u] = round_index for every neighbour u of a vertex that moved in this round."""
+    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
+        if moved[rows[entry]]:
+            last_touched[neighbors[entry]] = round_index
 
 
 @cuda.jit
@@ -389,29 +404,34 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     best_gain = array.zeros(n, dtype=np.int64)
     target = array.full(n, n, dtype=np.int32)
     movers = array.zeros(1, dtype=np.int64)
+    moved = array.zeros(n, dtype=np.uint8)
+    last_touched = array.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     rows, neighbors, weights, zeta = (kernel_view(level[key]) for key in ("rows", "neighbors", "weights", "zeta"))
-    views = [kernel_view(a) for a in (keys, values, own_link, best_gain, target, movers)]
-    keys_view, values_view, own_view, gain_view, target_view, movers_view = views
+    views = [kernel_view(a) for a in (keys, values, own_link, best_gain, target, movers, moved, last_touched)]
+    keys_view, values_view, own_view, gain_view, target_view, movers_view, moved_view, touched_view = views
     stale = idle = 0
     threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
     for round_index in range(rounds):
+        first_round = round_index - agglomeration.ACTIVE_ROUNDS
         cluster_zeta = kernel_view(_cluster_zeta(level, clusters))
         clusters_view = kernel_view(clusters)
-        _launch(own_link_kernel, entries, rows, neighbors, weights, clusters_view, own_view)
+        _launch(own_link_kernel, entries, rows, neighbors, weights, clusters_view, touched_view, first_round, own_view)
         _launch(link_insert_kernel, entries, rows, neighbors, weights, kernel_view(level["offsets"]), clusters_view,
-                round_index % 2 == 0, keys_view, values_view)
+                round_index % 2 == 0, touched_view, first_round, keys_view, values_view)
         slot_args = (rows, keys_view, values_view, zeta, level["two_omega"], clusters_view, cluster_zeta, own_view,
                      gain_view)
         _launch(slot_gain_kernel, 2 * entries, *slot_args)
         _launch(slot_choice_kernel, 2 * entries, *slot_args, target_view)
         movers[0] = 0
-        _launch(apply_moves_kernel, n, target_view, gain_view, own_view, clusters_view, movers_view)
+        _launch(apply_moves_kernel, n, target_view, gain_view, own_view, clusters_view, moved_view, touched_view,
+                round_index, movers_view)
         if scalar(movers) == 0:
             idle += 1
             if idle == 2:
                 break
             continue
         idle = 0
+        _launch(mark_touched_kernel, entries, rows, neighbors, moved_view, touched_view, round_index)
         value = scaled_modularity(level, clusters)
         if value > best_value:
             stale = 0 if value - best_value > threshold else stale + 1
