@@ -79,6 +79,27 @@ def test_clustering_of_tiny_graphs_is_optimal(seed):
     assert result.modularity == pytest.approx(best, abs=1e-9)
 
 
+def test_local_moving_revisits_movers_and_their_neighbours_only():
+    """A mover and its neighbours are touched in the round; a vertex untouched for ACTIVE_ROUNDS rounds is
+    not looked at (no move, even where one would gain)."""
+    path = Graph.from_edges(5, [0, 1, 2, 3], [1, 2, 3, 4])
+    level, _ = integer_level(path)
+    last_touched = np.full(5, -1, dtype=np.int32)
+    agglomeration._mark_touched(level["offsets"], level["neighbors"], np.array([-1, -1, 4, -1, -1], np.int32),
+                                last_touched, 7)
+    assert last_touched.tolist() == [-1, 7, 7, 7, -1]
+    clusters = np.arange(5, dtype=np.int32)
+    cluster_zeta = level["zeta"].astype(np.int64)
+    arguments = (level["offsets"], level["neighbors"], level["weights"], level["zeta"], int(level["two_omega"]),
+                 clusters, cluster_zeta, True, np.empty(5, np.int32), np.zeros(5, np.int64), np.empty(5, np.int32))
+    targets = arguments[8]
+    assert agglomeration._move_round(*arguments, np.full(5, -1, np.int32), -1) > 0  # all active: some move
+    everyone = targets.copy()
+    assert everyone[0] >= 0  # vertex 0 would move when looked at
+    assert agglomeration._move_round(*arguments, last_touched, 6) == np.count_nonzero(everyone[1:4] >= 0)
+    assert targets[0] == -1 and targets[4] == -1 and np.array_equal(targets[1:4], everyone[1:4])
+
+
 def test_contraction_keeps_modularity_and_matching_is_valid():
     """Invariants of the steps: a clustering of the coarse level has the modularity of its projection; pairs
     are symmetric edges of positive merge gain; satellites join centres; local moving never loses."""

@@ -110,8 +110,8 @@ def _agglomerate(steps, base: dict, config: ClusterConfig, seed: int, cycle: int
 def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, seed: int, rows: list,
               seconds: dict):
     """Cycles of agglomeration and refinement from ``base`` (the finest level, or the finest contracted by
-    ``base_map``) while modularity improves by more than ``config.min_improvement``. Returns the clusters on the finest level and 4Ω² times their
-    modularity."""
+    ``base_map``) while modularity improves by more than ``config.min_improvement``. Returns the clusters
+    on the finest level and 4Ω² times their modularity."""
     best_clusters, best_value = None, None
     threshold = config.min_improvement * float(finest["two_omega"]) ** 2  # as local moving's stale rounds
     for cycle in range(max(1, config.cycles)):
