@@ -1,5 +1,6 @@
 import json
 
+import numba
 import numpy as np
 import pytest
 
@@ -79,6 +80,33 @@ def test_clustering_of_tiny_graphs_is_optimal(seed):
     assert result.modularity == pytest.approx(best, abs=1e-9)
 
 
+@pytest.mark.parametrize("seed", range(6))
+def test_contraction_equals_its_numpy_definition(seed):
+    """The parallel contraction against numpy: the coarse entries are the distinct (π(v), π(u)) with π(v) !=
+    π(u), rows ascending, weights summed; loops gain the weight inside each coarse vertex; ζ is summed."""
+    rng = np.random.default_rng(seed)
+    graph = random_graph(seed, n=120, m=400, weighted=False, isolated=5)
+    level, _ = integer_level(graph)
+    level["loops"] = rng.integers(0, 3, graph.num_vertices).astype(np.int64)
+    num_coarse = int(rng.integers(1, 60))
+    mapping = np.concatenate([np.arange(num_coarse), rng.integers(0, num_coarse, graph.num_vertices - num_coarse)])
+    mapping = rng.permutation(mapping).astype(np.int32)
+    coarse = agglomeration.contract_level(level, mapping, num_coarse)
+    rows = np.repeat(np.arange(graph.num_vertices), np.diff(level["offsets"]))
+    coarse_rows, coarse_neighbors = mapping[rows], mapping[level["neighbors"]]
+    across = coarse_rows != coarse_neighbors
+    keys, inverse = np.unique(coarse_rows[across].astype(np.int64) * num_coarse + coarse_neighbors[across],
+                              return_inverse=True)
+    np.testing.assert_array_equal(coarse["neighbors"], keys % num_coarse)
+    np.testing.assert_array_equal(coarse["weights"], np.bincount(inverse, level["weights"][across]).astype(np.int64))
+    np.testing.assert_array_equal(coarse["offsets"], np.concatenate([[0], np.cumsum(np.bincount(
+        keys // num_coarse, minlength=num_coarse))]))
+    inside = (~across) & (rows < level["neighbors"])
+    np.testing.assert_array_equal(coarse["loops"], np.bincount(mapping, level["loops"], num_coarse).astype(np.int64)
+                                  + np.bincount(coarse_rows[inside], level["weights"][inside], num_coarse).astype(np.int64))
+    np.testing.assert_array_equal(coarse["zeta"], np.bincount(mapping, level["zeta"], num_coarse).astype(np.int64))
+
+
 def test_local_moving_revisits_movers_and_their_neighbours_only():
     """A mover and its neighbours are touched in the round; a vertex untouched for ACTIVE_ROUNDS rounds is
     not looked at (no move, even where one would gain)."""
@@ -90,8 +118,10 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
     assert last_touched.tolist() == [-1, 7, 7, 7, -1]
     clusters = np.arange(5, dtype=np.int32)
     cluster_zeta = level["zeta"].astype(np.int64)
+    threads = numba.get_num_threads()  # a row of scratch per thread
     arguments = (level["offsets"], level["neighbors"], level["weights"], level["zeta"], int(level["two_omega"]),
-                 clusters, cluster_zeta, True, np.empty(5, np.int32), np.zeros(5, np.int64), np.empty(5, np.int32))
+                 clusters, cluster_zeta, True, np.empty(5, np.int32), np.zeros((threads, 5), np.int64),
+                 np.empty((threads, 5), np.int32))
     targets = arguments[8]
     assert agglomeration._move_round(*arguments, np.full(5, -1, np.int32), -1) > 0  # all active: some move
     everyone = targets.copy()

@@ -192,73 +192,99 @@ def group_map(partner, target):
     return mapping, count
 
 
-@numba.njit(cache=True)
-def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse):
+@numba.njit(parallel=True, cache=True)
+def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, threads):
+    """The coarse CSR of ``mapping``, coarse vertices in parallel: each thread sums a coarse vertex's links
+    per coarse neighbour in its own row of a dense scratch (as local moving does), sorts the neighbours it
+    touched, and writes them at the row's bound (the sum of its members' degrees); a scan and a copy then
+    pack the rows. ``threads``: numba's thread count (asked outside: a call from inside stops caching)."""
     n = offsets.shape[0] - 1
     coarse_loops = np.zeros(num_coarse, dtype=np.int64)
     coarse_zeta = np.zeros(num_coarse, dtype=np.int64)
+    member_offsets = np.zeros(num_coarse + 1, dtype=np.int64)
+    bound_offsets = np.zeros(num_coarse + 1, dtype=np.int64)
     for v in range(n):
         coarse_loops[mapping[v]] += loops[v]
         coarse_zeta[mapping[v]] += zeta[v]
-    count = 0
-    keys = np.empty(neighbors.shape[0], dtype=np.int64)
-    values = np.empty(neighbors.shape[0], dtype=np.int64)
-    for v in range(n):
-        cv = mapping[v]
-        for p in range(offsets[v], offsets[v + 1]):
-            u = neighbors[p]
-            cu = mapping[u]
-            if cu == cv:
-                if v < u:
-                    coarse_loops[cv] += weights[p]
-            else:
-                keys[count] = int64(cv) * num_coarse + cu
-                values[count] = weights[p]
-                count += 1
-    order = np.argsort(keys[:count], kind="mergesort")
-    coarse_offsets = np.zeros(num_coarse + 1, dtype=np.int64)
-    coarse_neighbors = np.empty(count, dtype=np.int32)
-    coarse_weights = np.empty(count, dtype=np.int64)
-    distinct = -1
-    previous = int64(-1)
-    for position in range(count):
-        key = keys[order[position]]
-        if key != previous:
-            distinct += 1
-            previous = key
-            coarse_neighbors[distinct] = key % num_coarse
-            coarse_weights[distinct] = 0
-            coarse_offsets[key // num_coarse + 1] += 1
-        coarse_weights[distinct] += values[order[position]]
+        member_offsets[mapping[v] + 1] += 1
+        bound_offsets[mapping[v] + 1] += offsets[v + 1] - offsets[v]
     for c in range(num_coarse):
-        coarse_offsets[c + 1] += coarse_offsets[c]
-    return coarse_offsets, coarse_neighbors[:distinct + 1].copy(), coarse_weights[:distinct + 1].copy(), \
-        coarse_loops, coarse_zeta
+        member_offsets[c + 1] += member_offsets[c]
+        bound_offsets[c + 1] += bound_offsets[c]
+    members = np.empty(n, dtype=np.int32)
+    filled = member_offsets[:-1].copy()
+    for v in range(n):  # members of each coarse vertex in vertex order
+        members[filled[mapping[v]]] = v
+        filled[mapping[v]] += 1
+    link = np.zeros((threads, max(num_coarse, 1)), dtype=np.int64)
+    seen = np.zeros((threads, max(num_coarse, 1)), dtype=np.bool_)
+    bound_neighbors = np.empty(bound_offsets[num_coarse], dtype=np.int32)
+    bound_weights = np.empty(bound_offsets[num_coarse], dtype=np.int64)
+    row_counts = np.zeros(num_coarse + 1, dtype=np.int64)
+    for c in numba.prange(num_coarse):
+        thread = numba.get_thread_id()
+        start = bound_offsets[c]
+        count = 0
+        inside = int64(0)
+        for m in range(member_offsets[c], member_offsets[c + 1]):
+            v = members[m]
+            for p in range(offsets[v], offsets[v + 1]):
+                u = neighbors[p]
+                cu = mapping[u]
+                if cu == c:
+                    if v < u:
+                        inside += weights[p]
+                else:
+                    if not seen[thread, cu]:
+                        seen[thread, cu] = True
+                        bound_neighbors[start + count] = cu
+                        count += 1
+                    link[thread, cu] += weights[p]
+        coarse_loops[c] += inside
+        bound_neighbors[start:start + count].sort()
+        for i in range(start, start + count):
+            cu = bound_neighbors[i]
+            bound_weights[i] = link[thread, cu]
+            link[thread, cu] = 0
+            seen[thread, cu] = False
+        row_counts[c + 1] = count
+    coarse_offsets = np.cumsum(row_counts)
+    coarse_neighbors = np.empty(coarse_offsets[num_coarse], dtype=np.int32)
+    coarse_weights = np.empty(coarse_offsets[num_coarse], dtype=np.int64)
+    for c in numba.prange(num_coarse):
+        source = bound_offsets[c]
+        for i in range(coarse_offsets[c], coarse_offsets[c + 1]):
+            coarse_neighbors[i] = bound_neighbors[source + i - coarse_offsets[c]]
+            coarse_weights[i] = bound_weights[source + i - coarse_offsets[c]]
+    return coarse_offsets, coarse_neighbors, coarse_weights, coarse_loops, coarse_zeta
 
 
 def contract_level(level: dict, mapping: np.ndarray, num_coarse: int) -> dict:
     """Step 4: the coarse level of ``mapping`` (canonical: rows sorted, parallel edges summed)."""
     offsets, neighbors, weights, loops, zeta = _contract(level["offsets"], level["neighbors"], level["weights"],
-                                                         level["loops"], level["zeta"], mapping, num_coarse)
+                                                         level["loops"], level["zeta"], mapping, num_coarse,
+                                                         numba.get_num_threads())
     return {"offsets": offsets, "neighbors": neighbors, "weights": weights, "loops": loops, "zeta": zeta,
             "two_omega": level["two_omega"]}
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def _scaled_modularity(offsets, neighbors, weights, loops, zeta, two_omega, clusters):
-    """4Ω² times the modularity of ``clusters`` (exact integer)."""
+    """4Ω² times the modularity of ``clusters`` (exact integer: the parallel sums are the same in any order)."""
     n = offsets.shape[0] - 1
     cluster_zeta = np.zeros(n, dtype=np.int64)
-    inside = int64(0)
     for v in range(n):
         cluster_zeta[clusters[v]] += zeta[v]
-        inside += loops[v]
+    inside = int64(0)
+    for v in numba.prange(n):
+        row = loops[v]
         for p in range(offsets[v], offsets[v + 1]):
             u = neighbors[p]
             if v < u and clusters[u] == clusters[v]:
-                inside += weights[p]
+                row += weights[p]
+        inside += row
     squares = int64(0)
-    for c in range(n):
+    for c in numba.prange(n):
         squares += cluster_zeta[c] * cluster_zeta[c]
     return 2 * two_omega * inside - squares
 
@@ -269,17 +295,20 @@ def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
                                   level["zeta"], level["two_omega"], clusters))
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, targets, link, touched,
                 last_touched, first_round):
     """Every active vertex's best move (targets[v], -1 for none) against the same clusters; returns the movers.
-    Active: touched (moved, or a neighbour moved) in round ``first_round`` or later."""
+    Active: touched (moved, or a neighbour moved) in round ``first_round`` or later. Vertices in parallel,
+    each thread summing links in its own row of ``link`` (int64[threads, n], zero between uses) and listing
+    the clusters it touched in its row of ``touched`` (int32[threads, max degree])."""
     n = offsets.shape[0] - 1
     movers = 0
-    for v in range(n):
+    for v in numba.prange(n):
         if last_touched[v] < first_round:
             targets[v] = -1
             continue
+        thread = numba.get_thread_id()
         own = clusters[v]
         count = 0
         own_link = int64(0)
@@ -288,19 +317,19 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
             if c == own:
                 own_link += weights[p]
             elif (c > own) == upward:
-                if link[c] == 0:
-                    touched[count] = c
+                if link[thread, c] == 0:
+                    touched[thread, count] = c
                     count += 1
-                link[c] += weights[p]
+                link[thread, c] += weights[p]
         best = -1
         best_gain = int64(0)
         for i in range(count):
-            c = touched[i]
-            gain = move_gain(two_omega, link[c], own_link, zeta[v], cluster_zeta[c], cluster_zeta[own])
+            c = touched[thread, i]
+            gain = move_gain(two_omega, link[thread, c], own_link, zeta[v], cluster_zeta[c], cluster_zeta[own])
             if gain > best_gain or (gain == best_gain and gain > 0 and c < best):
                 best_gain = gain
                 best = c
-            link[c] = 0
+            link[thread, c] = 0
         targets[v] = best
         if best >= 0:
             movers += 1
@@ -339,8 +368,10 @@ def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: i
     best = clusters.copy()
     best_value = scaled_modularity(level, clusters)
     targets = np.empty(n, dtype=np.int32)
-    link = np.zeros(n, dtype=np.int64)
-    touched = np.empty(n, dtype=np.int32)
+    threads = numba.get_num_threads()
+    link = np.zeros((threads, n), dtype=np.int64)
+    max_degree = int(np.max(np.diff(level["offsets"]))) if n else 0
+    touched = np.empty((threads, max(max_degree, 1)), dtype=np.int32)
     last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     stale = idle = 0
     threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
