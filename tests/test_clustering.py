@@ -107,6 +107,20 @@ def test_contraction_equals_its_numpy_definition(seed):
     np.testing.assert_array_equal(coarse["zeta"], np.bincount(mapping, level["zeta"], num_coarse).astype(np.int64))
 
 
+def test_scratch_budget_lowers_threads_not_results(monkeypatch):
+    """With no room for a second thread's scratch rows the CPU twin runs on one thread, with the same
+    clustering, and gives numba its thread count back."""
+    graph = random_graph(4, n=150, m=500)
+    threads = numba.get_num_threads()
+    expected = cluster(graph, ClusterConfig(tries=2))
+    monkeypatch.setattr(agglomeration, "SCRATCH_BYTES", 1)
+    with agglomeration._threads_for_scratch(8) as used:
+        assert used == 1 and numba.get_num_threads() == 1
+    single = cluster(graph, ClusterConfig(tries=2))
+    assert np.array_equal(single.clusters, expected.clusters) and single.modularity == expected.modularity
+    assert numba.get_num_threads() == threads
+
+
 def test_local_moving_revisits_movers_and_their_neighbours_only():
     """A mover and its neighbours are touched in the round; a vertex untouched for ACTIVE_ROUNDS rounds is
     not looked at (no move, even where one would gain)."""

@@ -29,6 +29,8 @@ The steps (each has a GPU twin with the same arguments in :mod:`.gpu_agglomerati
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 from numba import int64, uint64
@@ -36,6 +38,7 @@ from numba import int64, uint64
 from .modularity import integer_level
 
 PROPOSE, RESPOND, SATELLITE = 0, 1, 2
+SCRATCH_BYTES = 1 << 31  # the CPU twin's per-thread dense scratch stays within this (fewer threads if needed)
 ACTIVE_ROUNDS = 2  # local moving revisits a vertex for this many rounds after it or a neighbour moved
 
 
@@ -192,6 +195,19 @@ def group_map(partner, target):
     return mapping, count
 
 
+@contextlib.contextmanager
+def _threads_for_scratch(row_bytes: int):
+    """Run the block on at most as many numba threads as dense scratch rows of ``row_bytes`` (one per thread)
+    fit in SCRATCH_BYTES; yields that count."""
+    available = numba.get_num_threads()
+    threads = max(1, min(available, SCRATCH_BYTES // max(1, row_bytes)))
+    numba.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        numba.set_num_threads(available)
+
+
 @numba.njit(parallel=True, cache=True)
 def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, threads):
     """The coarse CSR of ``mapping``, coarse vertices in parallel: each thread sums a coarse vertex's links
@@ -261,9 +277,10 @@ def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, thr
 
 def contract_level(level: dict, mapping: np.ndarray, num_coarse: int) -> dict:
     """Step 4: the coarse level of ``mapping`` (canonical: rows sorted, parallel edges summed)."""
-    offsets, neighbors, weights, loops, zeta = _contract(level["offsets"], level["neighbors"], level["weights"],
-                                                         level["loops"], level["zeta"], mapping, num_coarse,
-                                                         numba.get_num_threads())
+    with _threads_for_scratch(9 * num_coarse) as threads:  # a link (int64) and a seen flag per coarse vertex
+        offsets, neighbors, weights, loops, zeta = _contract(level["offsets"], level["neighbors"], level["weights"],
+                                                             level["loops"], level["zeta"], mapping, num_coarse,
+                                                             threads)
     return {"offsets": offsets, "neighbors": neighbors, "weights": weights, "loops": loops, "zeta": zeta,
             "two_omega": level["two_omega"]}
 
@@ -361,6 +378,13 @@ def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: i
     """Step 5: rounds of simultaneous moves by exact modularity gain; returns the best clustering seen
     (int32[n], cluster ids < n) and 4Ω² times its modularity. Stops after ``stale_rounds`` rounds without a
     new best, or two rounds in a row without movers."""
+    max_degree = int(np.max(np.diff(level["offsets"]))) if clusters.shape[0] else 0
+    with _threads_for_scratch(8 * clusters.shape[0] + 4 * max_degree) as threads:
+        return _local_moving(level, clusters, rounds, stale_rounds, min_improvement, threads, max_degree)
+
+
+def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: int, min_improvement: float,
+                  threads: int, max_degree: int) -> tuple[np.ndarray, int]:
     n = clusters.shape[0]
     clusters = clusters.astype(np.int32, copy=True)
     cluster_zeta = np.zeros(n, dtype=np.int64)
@@ -368,9 +392,7 @@ def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: i
     best = clusters.copy()
     best_value = scaled_modularity(level, clusters)
     targets = np.empty(n, dtype=np.int32)
-    threads = numba.get_num_threads()
     link = np.zeros((threads, n), dtype=np.int64)
-    max_degree = int(np.max(np.diff(level["offsets"]))) if n else 0
     touched = np.empty((threads, max(max_degree, 1)), dtype=np.int32)
     last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     stale = idle = 0
