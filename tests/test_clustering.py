@@ -102,8 +102,9 @@ def test_contraction_equals_its_numpy_definition(seed):
     np.testing.assert_array_equal(coarse["offsets"], np.concatenate([[0], np.cumsum(np.bincount(
         keys // num_coarse, minlength=num_coarse))]))
     inside = (~across) & (rows < level["neighbors"])
+    inside_weights = np.bincount(coarse_rows[inside], level["weights"][inside], num_coarse).astype(np.int64)
     np.testing.assert_array_equal(coarse["loops"], np.bincount(mapping, level["loops"], num_coarse).astype(np.int64)
-                                  + np.bincount(coarse_rows[inside], level["weights"][inside], num_coarse).astype(np.int64))
+                                  + inside_weights)
     np.testing.assert_array_equal(coarse["zeta"], np.bincount(mapping, level["zeta"], num_coarse).astype(np.int64))
 
 

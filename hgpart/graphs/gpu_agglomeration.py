@@ -7,7 +7,8 @@ gain (``atomic.max``), then the smallest id among the entries reaching it (``ato
 CPU's tie rule. Local moving sums v's links per neighbouring cluster in a hash table of 2 deg(v) slots at
 offset 2 offsets[v] (``atomic.cas`` on the key, ``atomic.add`` on the weight), then rates the slots in the
 same two passes; only active vertices fill tables, and ``mark_touched_kernel`` marks the neighbours of
-each round's movers (the CPU twin's rule). Contraction is seed 002's sort/scan/scatter (π, π⁻¹, ρ) with CuPy's radix sort and scans.
+each round's movers (the CPU twin's rule). Contraction is seed 002's sort/scan/scatter (π, π⁻¹, ρ) with
+CuPy's radix sort and scans.
 
 A level is a dict of device arrays: the keys of :mod:`.agglomeration` plus ``rows`` int32[D], the source
 vertex of every entry.

@@ -462,7 +462,8 @@ def orient_kernel(chunk_vertex, chunk_first, order, rank, offsets, neighbors, ch
         count2 = cuda.popc(ballot2)
         count3 = cuda.popc(ballot3)
         if lane < ORIENT_CHUNKS and first + lane < chunk_vertex.shape[0]:
-            chunk_counts[first + lane] = count0 if lane == 0 else count1 if lane == 1 else count2 if lane == 2 else count3
+            chunk_counts[first + lane] = (count0 if lane == 0 else count1 if lane == 1 else
+                                          count2 if lane == 2 else count3)
         if lane == 0:
             warp_starts[warp] = count0 + count1 + count2 + count3
         cuda.syncthreads()
