@@ -193,7 +193,7 @@ class ClusterConfig:
     max_levels: int = 64
     min_shrink: float = 0.01
     move_rounds: int = 32
-    stale_rounds: int = 3
+    stale_rounds: int = 2
     min_improvement: float = 1e-5
     move_while_agglomerating: bool = True
     cycles: int = 8

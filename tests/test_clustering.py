@@ -6,6 +6,7 @@ import pytest
 
 from hgpart import Graph
 from hgpart.config import ClusterConfig
+from hgpart.errors import InputError
 from hgpart.graphs import agglomeration
 from hgpart.graphs.clustering import cluster
 from hgpart.graphs.modularity import integer_level, modularity, weight_scale
@@ -16,7 +17,7 @@ from .test_cli import assert_one_line_error, run
 
 CLUSTER_KERNELS = ["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
                    "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel",
-                   "own_link_kernel", "link_insert_kernel", "slot_gain_kernel", "slot_choice_kernel",
+                   "link_kernel", "slot_gain_kernel", "slot_choice_kernel",
                    "apply_moves_kernel", "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel"]
 BEST_KNOWN = {"karate.graph": 0.4198, "jazz.graph": 0.4451, "PGPgiantcompo.graph.gz": 0.8861}
 
@@ -269,12 +270,11 @@ def test_clustering_kernels_compile_to_ptx(name):
         "neighbour_degree_kernel": (i32, i32, i64, i64),
         "centre_kernel": (i64, i64, i8),
         "representative_kernel": (i32, i32, i32, i32),
-        "own_link_kernel": (i32, i32, i64, i32, i32, int64, i64),
-        "link_insert_kernel": (i32, i32, i64, i64, i32, boolean, i32, int64, i32, i64),
-        "slot_gain_kernel": (i32, i32, i64, i64, int64, i32, i64, i64, i64),
-        "slot_choice_kernel": (i32, i32, i64, i64, int64, i32, i64, i64, i64, i32),
-        "apply_moves_kernel": (i32, i64, i64, i32, u8, i32, int64, i64),
-        "mark_touched_kernel": (i32, i32, u8, i32, int64),
+        "link_kernel": (i32, i32, i64, i64, i32, boolean, i32, int64, i64, i64),
+        "slot_gain_kernel": (i32, i64, i64, int64, i32, i64, i64, i64),
+        "slot_choice_kernel": (i32, i64, i64, int64, i32, i64, i64, i64, i32),
+        "apply_moves_kernel": (i32, i64, i64, i32, i32, u8, i32, int64, i64),
+        "mark_touched_kernel": (i32, i32, i64, u8, i32, i32, i32, int64, i64),
         "inside_weight_kernel": (i32, i32, i64, i32, i64),
         "square_sum_kernel": (i64, i64),
     }
@@ -316,12 +316,20 @@ def test_gpu_clustering_equals_the_cpu_twin():
         assert device_scale == host_scale and int(device_level["two_omega"]) == int(host_level["two_omega"]), name
         for key in ("offsets", "neighbors", "weights", "loops", "zeta"):
             np.testing.assert_array_equal(gpu_agglomeration.to_host(device_level[key]), host_level[key])
+        # local moving alone; the GPU updates the inside weight from the movers' edges, the twin recounts it
+        host_best, host_value = agglomeration.local_moving(host_level, agglomeration.identity(graph.num_vertices), 8, 2)
+        device_best, device_value = gpu_agglomeration.local_moving(
+            device_level, gpu_agglomeration.identity(graph.num_vertices), 8, 2)
+        assert device_value == host_value == agglomeration.scaled_modularity(host_level, host_best), name
+        np.testing.assert_array_equal(gpu_agglomeration.to_host(device_best), host_best)
         cpu = cluster(graph, config, device="cpu")
         gpu = cluster(graph, config, device="gpu")
         print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "
               f"gpu {gpu.seconds['total']:.3f} s, cpu {cpu.seconds['total']:.3f} s")
         assert np.array_equal(gpu.clusters, cpu.clusters), name
         assert gpu.modularity == cpu.modularity
+    with pytest.raises(InputError, match="below 2\\^30"):  # a table slot holds a vertex's links in 32 bits
+        gpu_agglomeration.local_moving(dict(device_level, two_omega=1 << 31), device_best, 1, 1)
 
 
 

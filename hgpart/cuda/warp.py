@@ -92,6 +92,22 @@ def warp_row_of(exclusive, position):
 
 
 @cuda.jit(device=True, inline=True)
+def warp_group_sum(key, value, partial, lane):
+    """Sum ``value`` over the lanes that hold the same ``key`` (``match_any_sync``). Returns (leader, total):
+    leader is True on the lowest lane of each group, and total is the group's sum on every lane of it.
+    ``partial`` is this warp's 32 int64 slots of shared memory."""
+    group = cuda.match_any_sync(FULL_MASK, key)
+    leader = cuda.ffs(group) - 1
+    partial[lane] = 0
+    cuda.syncwarp(FULL_MASK)
+    cuda.atomic.add(partial, leader, value)
+    cuda.syncwarp(FULL_MASK)
+    total = partial[leader]
+    cuda.syncwarp(FULL_MASK)
+    return leader == lane, total
+
+
+@cuda.jit(device=True, inline=True)
 def lanes_below(ballot, lane):
     """How many lanes below ``lane`` have their bit set in ``ballot`` (a ``ballot_sync`` result)."""
     return cuda.popc(ballot & ((1 << lane) - 1))

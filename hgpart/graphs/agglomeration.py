@@ -292,17 +292,19 @@ def _scaled_modularity(offsets, neighbors, weights, loops, zeta, two_omega, clus
     cluster_zeta = np.zeros(n, dtype=np.int64)
     for v in range(n):
         cluster_zeta[clusters[v]] += zeta[v]
-    inside = int64(0)
-    for v in numba.prange(n):
+    row_inside = np.empty(n, dtype=np.int64)
+    for v in numba.prange(n):  # no scalar reduction across the prange: numba 0.68.0's parfor pass fails on it
         row = loops[v]
         for p in range(offsets[v], offsets[v + 1]):
             u = neighbors[p]
             if v < u and clusters[u] == clusters[v]:
                 row += weights[p]
-        inside += row
+        row_inside[v] = row
+    inside = int64(0)
     squares = int64(0)
-    for c in numba.prange(n):
-        squares += cluster_zeta[c] * cluster_zeta[c]
+    for v in range(n):
+        inside += row_inside[v]
+        squares += cluster_zeta[v] * cluster_zeta[v]
     return 2 * two_omega * inside - squares
 
 
@@ -320,7 +322,6 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
     each thread summing links in its own row of ``link`` (int64[threads, n], zero between uses) and listing
     the clusters it touched in its row of ``touched`` (int32[threads, max degree])."""
     n = offsets.shape[0] - 1
-    movers = 0
     for v in numba.prange(n):
         if last_touched[v] < first_round:
             targets[v] = -1
@@ -348,8 +349,9 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
                 best = c
             link[thread, c] = 0
         targets[v] = best
-        if best >= 0:
-            movers += 1
+    movers = 0
+    for v in range(n):
+        movers += targets[v] >= 0
     return movers
 
 

@@ -5,10 +5,12 @@ Every neighbourhood scan is edge-parallel, so hubs and leaves cost the same per 
 edge entry (v, u) rates its candidate and folds it into v's best with two atomic passes, first the largest
 gain (``atomic.max``), then the smallest id among the entries reaching it (``atomic.min``), which is the
 CPU's tie rule. Local moving sums v's links per neighbouring cluster in a hash table of 2 deg(v) slots at
-offset 2 offsets[v] (``atomic.cas`` on the key, ``atomic.add`` on the weight), then rates the slots in the
-same two passes; only active vertices fill tables, and ``mark_touched_kernel`` marks the neighbours of
-each round's movers (the CPU twin's rule). Contraction is seed 002's sort/scan/scatter (π, π⁻¹, ρ) with
-CuPy's radix sort and scans.
+offset 2 offsets[v], each slot cluster << 32 | link in one int64 (claimed by ``atomic.cas``, then
+``atomic.add``), after the lanes of a warp holding the same (v, cluster) have summed their weights
+(``match_any_sync``); it then rates the slots in the same two passes. Only active vertices fill tables,
+and ``mark_touched_kernel`` marks the neighbours of each round's movers (the CPU twin's rule) and updates
+the weight inside clusters from the movers' edges. Contraction is seed 002's sort/scan/scatter (π, π⁻¹,
+ρ) with CuPy's radix sort and scans.
 
 A level is a dict of device arrays: the keys of :mod:`.agglomeration` plus ``rows`` int32[D], the source
 vertex of every entry.
@@ -19,9 +21,11 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
+from ..cuda.arrays import SIMULATED, grid, kernel_view, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
 from ..cuda.primitives import scatter, scatter_add_kernel
+from ..cuda.warp import WARP_SIZE, warp_group_sum
+from ..errors import InputError
 from . import agglomeration
 from .agglomeration import PROPOSE, RESPOND, SATELLITE, _candidate_gain, _colour_bit, _move_gain, round_salt
 from .modularity import integer_level, weight_scale
@@ -112,80 +116,115 @@ def representative_kernel(partner, target, representative, is_representative):
         is_representative[v] = 1 if representative[v] == v else 0
 
 
-@cuda.jit
-def own_link_kernel(rows, neighbors, weights, clusters, last_touched, first_round, own_link):
-    """own_link[v] = weight of v's edges into its own cluster, for the active v (touched in ``first_round`` or
-    later)."""
-    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
-        v = rows[entry]
-        if last_touched[v] >= first_round and clusters[neighbors[entry]] == clusters[v]:
-            cuda.atomic.add(own_link, v, weights[entry])
-
-
-@cuda.jit
-def link_insert_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touched, first_round, keys, values):
-    """Add each entry's weight to v's slot of the neighbour's cluster (clusters on the round's side of v's own)
-    in v's hash table: 2 deg(v) slots from 2 offsets[v], linear probing, key claimed by compare-and-swap.
-    Only active v (touched in ``first_round`` or later) fill their tables."""
-    for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
-        v = rows[entry]
-        if last_touched[v] < first_round:
-            continue
-        own = clusters[v]
-        c = clusters[neighbors[entry]]
-        if c == own or (c > own) != upward:
-            continue
-        base = 2 * offsets[v]
-        size = 2 * (offsets[v + 1] - offsets[v])
-        slot = (int64(c) * HASH_MULTIPLIER) % size  # a 32-bit hash and remainder took 41 ms, not 34 (H100)
-        while True:
-            seen = cuda.atomic.cas(keys, base + slot, int32(-1), c)
-            if seen == -1 or seen == c:
-                cuda.atomic.add(values, base + slot, weights[entry])
-                break
-            slot += 1
-            if slot == size:
-                slot = 0
+EMPTY_SLOT = int64(-1)
+LOW_BITS = int64(0xFFFFFFFF)
+LINK_THREADS = 256  # threads per block of link_kernel (its shared scratch: 32 int64 per warp)
+WARP_AGGREGATION = not SIMULATED  # the simulator has no match_any_sync: there every entry goes on its own
 
 
 @cuda.jit(device=True, inline=True)
-def _slot_gain(slot, rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link):
-    """(v, cluster, gain of moving v there) for a used table slot; gain -1 for an empty slot."""
-    c = keys[slot]
+def _insert_link(table, base, size, cluster, link):
+    """Add ``link`` to ``cluster``'s slot of the table ``table[base:base + size]`` (linear probing). A slot
+    is cluster << 32 | summed link (links of a vertex sum to less than 2^32), EMPTY_SLOT when unused: a
+    slot showing the cluster takes one atomic add, an empty one is claimed with the link by one
+    compare-and-swap."""
+    slot = (int64(cluster) * HASH_MULTIPLIER) % size
+    while True:
+        current = table[base + slot]
+        if current == EMPTY_SLOT:
+            current = cuda.atomic.cas(table, base + slot, EMPTY_SLOT, (int64(cluster) << 32) | link)
+            if current == EMPTY_SLOT:
+                return
+        if (current >> 32) == cluster:
+            cuda.atomic.add(table, base + slot, link)
+            return
+        slot += 1
+        if slot == size:
+            slot = 0
+
+
+@cuda.jit
+def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touched, first_round, table, own_link):
+    """For every entry (v, u) of an active v (touched in ``first_round`` or later): add its weight to
+    own_link[v] when u is in v's cluster, else to the slot of u's cluster in v's hash table when that
+    cluster is on the round's side of v's own (2 deg(v) slots from 2 offsets[v]). The lanes of a warp that
+    hold the same (v, cluster) first sum their weights (``warp_group_sum``), so one atomic stands for them
+    all: on a hub's entries, links to one cluster would otherwise queue on one address."""
+    partial = cuda.shared.array(LINK_THREADS, int64)
+    lane = cuda.threadIdx.x % WARP_SIZE
+    warp_partial = partial[cuda.threadIdx.x - lane:cuda.threadIdx.x - lane + WARP_SIZE]
+    entries = rows.shape[0]
+    stride = cuda.gridsize(1)
+    first = cuda.grid(1)
+    for trip in range((entries + stride - 1) // stride):  # the same trips on every lane: the warp votes
+        entry = first + trip * stride
+        kind = 0  # 1: a link inside v's cluster, 2: a link to a candidate cluster
+        v = int32(-1)
+        c = int32(-1)
+        weight = int64(0)
+        if entry < entries:
+            v = rows[entry]
+            if last_touched[v] >= first_round:
+                own = clusters[v]
+                c = clusters[neighbors[entry]]
+                weight = weights[entry]
+                if c == own:
+                    kind = 1
+                elif (c > own) == upward:
+                    kind = 2
+        leader = kind > 0
+        total = weight
+        if WARP_AGGREGATION:
+            key = (int64(v) << 32) | c if kind > 0 else EMPTY_SLOT
+            leader, total = warp_group_sum(key, weight, warp_partial, lane)
+            leader = leader and kind > 0
+        if leader:
+            if kind == 1:
+                cuda.atomic.add(own_link, v, total)
+            else:
+                _insert_link(table, 2 * offsets[v], 2 * (offsets[v + 1] - offsets[v]), c, total)
+
+
+@cuda.jit(device=True, inline=True)
+def _slot_gain(slot, rows, table, zeta, two_omega, clusters, cluster_zeta, own_link):
+    """(v, cluster, gain of moving v there) for a used table slot; cluster and gain -1 for an empty one."""
+    packed = table[slot]
     v = rows[slot >> 1]
-    if c < 0:
-        return v, c, int64(-1)
-    return v, c, move_gain_gpu(two_omega, values[slot], own_link[v], zeta[v], cluster_zeta[c],
+    if packed == EMPTY_SLOT:
+        return v, int32(-1), int64(-1)
+    c = int32(packed >> 32)
+    return v, c, move_gain_gpu(two_omega, packed & LOW_BITS, own_link[v], zeta[v], cluster_zeta[c],
                                cluster_zeta[clusters[v]])
 
 
 @cuda.jit
-def slot_gain_kernel(rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain):
+def slot_gain_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain):
     """Pass 1 over table slots: best_gain[v] = the largest positive gain of moving v to a linked cluster."""
-    for slot in range(cuda.grid(1), keys.shape[0], cuda.gridsize(1)):
-        v, c, gain = _slot_gain(slot, rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link)
+    for slot in range(cuda.grid(1), table.shape[0], cuda.gridsize(1)):
+        v, c, gain = _slot_gain(slot, rows, table, zeta, two_omega, clusters, cluster_zeta, own_link)
         if gain > 0:
             cuda.atomic.max(best_gain, v, gain)
 
 
 @cuda.jit
-def slot_choice_kernel(rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain, best):
+def slot_choice_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain, best):
     """Pass 2: best[v] = the smallest cluster reaching best_gain[v]; every slot is emptied for the next round."""
-    for slot in range(cuda.grid(1), keys.shape[0], cuda.gridsize(1)):
-        v, c, gain = _slot_gain(slot, rows, keys, values, zeta, two_omega, clusters, cluster_zeta, own_link)
+    for slot in range(cuda.grid(1), table.shape[0], cuda.gridsize(1)):
+        v, c, gain = _slot_gain(slot, rows, table, zeta, two_omega, clusters, cluster_zeta, own_link)
         if c >= 0:
             if gain > 0 and gain == best_gain[v]:
                 cuda.atomic.min(best, v, c)
-            keys[slot] = -1
-            values[slot] = 0
+            table[slot] = EMPTY_SLOT
 
 
 @cuda.jit
-def apply_moves_kernel(best, best_gain, own_link, clusters, moved, last_touched, round_index, movers):
-    """Every vertex with a move takes it (all at once) and is touched in this round; moved[v] says whether it
-    moved; per-vertex scratch is reset; movers[0] counts them."""
+def apply_moves_kernel(best, best_gain, own_link, clusters, previous, moved, last_touched, round_index, movers):
+    """Every vertex with a move takes it (all at once) and is touched in this round; previous[v] keeps its
+    cluster before the round and moved[v] says whether it moved; per-vertex scratch is reset; movers[0]
+    counts the movers."""
     none = best.shape[0]
     for v in range(cuda.grid(1), best.shape[0], cuda.gridsize(1)):
+        previous[v] = clusters[v]
         moved[v] = best[v] != none
         if best[v] != none:
             clusters[v] = best[v]
@@ -197,11 +236,23 @@ def apply_moves_kernel(best, best_gain, own_link, clusters, moved, last_touched,
 
 
 @cuda.jit
-def mark_touched_kernel(rows, neighbors, moved, last_touched, round_index):
-    """last_touched[u] = round_index for every neighbour u of a vertex that moved in this round."""
+def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, last_touched, round_index, change):
+    """For every entry (v, u) of a vertex v that moved in this round: last_touched[u] = round_index, and
+    change[0] += how the edge's weight inside clusters changed (each edge once: taken from v's side unless
+    u moved too and u < v). Each thread sums its share, one atomic."""
+    mine = int64(0)
     for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
-        if moved[rows[entry]]:
-            last_touched[neighbors[entry]] = round_index
+        v = rows[entry]
+        if moved[v]:
+            u = neighbors[entry]
+            last_touched[u] = round_index
+            if v < u or not moved[u]:
+                before = previous[v] == previous[u]
+                after = clusters[v] == clusters[u]
+                if before != after:
+                    mine += weights[entry] if after else -weights[entry]
+    if mine:
+        cuda.atomic.add(change, 0, mine)
 
 
 @cuda.jit
@@ -382,59 +433,77 @@ def _cluster_zeta(level: dict, clusters):
     return scatter(scatter_add_kernel, clusters, level["zeta"], cluster_zeta)
 
 
-def scaled_modularity(level: dict, clusters) -> int:
-    """4Ω² times the modularity of ``clusters`` on this level; exact (int64 sums)."""
+def _modularity_sums(level: dict, clusters, cluster_zeta) -> tuple[int, int]:
+    """(weight of the edges inside clusters, Σ ζ(C)²) on this level."""
     totals = xp().zeros(2, dtype=np.int64)
     _launch(inside_weight_kernel, int(level["rows"].shape[0]), kernel_view(level["rows"]),
             kernel_view(level["neighbors"]), kernel_view(level["weights"]), kernel_view(clusters), kernel_view(totals))
-    _launch(square_sum_kernel, int(clusters.shape[0]), kernel_view(_cluster_zeta(level, clusters)),
-            kernel_view(totals[1:]))
+    _launch(square_sum_kernel, int(clusters.shape[0]), kernel_view(cluster_zeta), kernel_view(totals[1:]))
     inside, squares = (int(value) for value in to_host(totals))
+    return inside, squares
+
+
+def scaled_modularity(level: dict, clusters) -> int:
+    """4Ω² times the modularity of ``clusters`` on this level; exact (int64 sums)."""
+    inside, squares = _modularity_sums(level, clusters, _cluster_zeta(level, clusters))
     return 2 * level["two_omega"] * (inside + level["loops_total"]) - squares
 
 
 def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_improvement: float = 0.0):
-    """Step 5 on the device (see :func:`.agglomeration.local_moving`)."""
+    """Step 5 on the device (see :func:`.agglomeration.local_moving`). After each round, the weight inside
+    clusters is updated from the movers' edges alone (``mark_touched_kernel``): the value stays exact."""
     array = xp()
     n = clusters.shape[0]
     entries = int(level["rows"].shape[0])
+    if level["two_omega"] >= 1 << 31:  # a vertex's links must sum below 2^32 in a table slot
+        raise InputError(f"the GPU clusters graphs of total weight below 2^30, not {level['two_omega'] // 2}")
     clusters = clusters.astype(np.int32, copy=True)
-    best, best_value = clusters.copy(), scaled_modularity(level, clusters)
-    keys = array.full(2 * entries, -1, dtype=np.int32)
-    values = array.zeros(2 * entries, dtype=np.int64)
+    two_omega = level["two_omega"]
+    cluster_zeta = _cluster_zeta(level, clusters)
+    inside, squares = _modularity_sums(level, clusters, cluster_zeta)
+    best, best_value = clusters.copy(), 2 * two_omega * (inside + level["loops_total"]) - squares
+    table = array.full(2 * entries, -1, dtype=np.int64)
     own_link = array.zeros(n, dtype=np.int64)
     best_gain = array.zeros(n, dtype=np.int64)
     target = array.full(n, n, dtype=np.int32)
     movers = array.zeros(1, dtype=np.int64)
+    totals = array.zeros(2, dtype=np.int64)  # the round's change of the inside weight, Σ ζ(C)²
+    previous = array.empty(n, dtype=np.int32)
     moved = array.zeros(n, dtype=np.uint8)
     last_touched = array.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     rows, neighbors, weights, zeta = (kernel_view(level[key]) for key in ("rows", "neighbors", "weights", "zeta"))
-    views = [kernel_view(a) for a in (keys, values, own_link, best_gain, target, movers, moved, last_touched)]
-    keys_view, values_view, own_view, gain_view, target_view, movers_view, moved_view, touched_view = views
+    views = [kernel_view(a) for a in (table, own_link, best_gain, target, movers, totals, previous, moved, last_touched,
+                                      clusters)]
+    table_view, own_view, gain_view, target_view, movers_view, totals_view, previous_view, moved_view, touched_view, \
+        clusters_view = views
     stale = idle = 0
-    threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
+    threshold = min_improvement * float(two_omega) ** 2  # improvements below it count as stale
     for round_index in range(rounds):
         first_round = round_index - agglomeration.ACTIVE_ROUNDS
-        cluster_zeta = kernel_view(_cluster_zeta(level, clusters))
-        clusters_view = kernel_view(clusters)
-        _launch(own_link_kernel, entries, rows, neighbors, weights, clusters_view, touched_view, first_round, own_view)
-        _launch(link_insert_kernel, entries, rows, neighbors, weights, kernel_view(level["offsets"]), clusters_view,
-                round_index % 2 == 0, touched_view, first_round, keys_view, values_view)
-        slot_args = (rows, keys_view, values_view, zeta, level["two_omega"], clusters_view, cluster_zeta, own_view,
-                     gain_view)
+        if entries:
+            link_kernel[grid(entries, LINK_THREADS)](rows, neighbors, weights, kernel_view(level["offsets"]),
+                                                     clusters_view, round_index % 2 == 0, touched_view, first_round,
+                                                     table_view, own_view)
+        slot_args = (rows, table_view, zeta, two_omega, clusters_view, kernel_view(cluster_zeta), own_view, gain_view)
         _launch(slot_gain_kernel, 2 * entries, *slot_args)
         _launch(slot_choice_kernel, 2 * entries, *slot_args, target_view)
         movers[0] = 0
-        _launch(apply_moves_kernel, n, target_view, gain_view, own_view, clusters_view, moved_view, touched_view,
-                round_index, movers_view)
+        _launch(apply_moves_kernel, n, target_view, gain_view, own_view, clusters_view, previous_view, moved_view,
+                touched_view, round_index, movers_view)
         if scalar(movers) == 0:
             idle += 1
             if idle == 2:
                 break
             continue
         idle = 0
-        _launch(mark_touched_kernel, entries, rows, neighbors, moved_view, touched_view, round_index)
-        value = scaled_modularity(level, clusters)
+        totals[:] = 0
+        _launch(mark_touched_kernel, entries, rows, neighbors, weights, moved_view, previous_view, clusters_view,
+                touched_view, round_index, totals_view)
+        cluster_zeta = _cluster_zeta(level, clusters)
+        _launch(square_sum_kernel, n, kernel_view(cluster_zeta), kernel_view(totals[1:]))
+        change, squares = (int(value) for value in to_host(totals))
+        inside += change
+        value = 2 * two_omega * (inside + level["loops_total"]) - squares
         if value > best_value:
             stale = 0 if value - best_value > threshold else stale + 1
             best_value = value
