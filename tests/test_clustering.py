@@ -17,7 +17,7 @@ from .test_cli import assert_one_line_error, run
 
 CLUSTER_KERNELS = ["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
                    "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel",
-                   "link_kernel", "slot_gain_kernel", "slot_choice_kernel",
+                   "link_kernel", "slot_gain_kernel", "slot_choice_kernel", "coarse_key_kernel", "coarse_entry_kernel",
                    "apply_moves_kernel", "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel"]
 BEST_KNOWN = {"karate.graph": 0.4198, "jazz.graph": 0.4451, "PGPgiantcompo.graph.gz": 0.8861}
 
@@ -273,6 +273,8 @@ def test_clustering_kernels_compile_to_ptx(name):
         "link_kernel": (i32, i32, i64, i64, i32, boolean, i32, int64, i64, i64),
         "slot_gain_kernel": (i32, i64, i64, int64, i32, i64, i64, i64),
         "slot_choice_kernel": (i32, i64, i64, int64, i32, i64, i64, i64, i32),
+        "coarse_key_kernel": (i32, i32, i64, i32, int64, i64, i64),
+        "coarse_entry_kernel": (i64, i64, i64, i64, int64, i32, i32, i64),
         "apply_moves_kernel": (i32, i64, i64, i32, i32, u8, i32, int64, i64),
         "mark_touched_kernel": (i32, i32, i64, u8, i32, i32, i32, int64, i64),
         "inside_weight_kernel": (i32, i32, i64, i32, i64),
@@ -322,6 +324,11 @@ def test_gpu_clustering_equals_the_cpu_twin():
             device_level, gpu_agglomeration.identity(graph.num_vertices), 8, 2)
         assert device_value == host_value == agglomeration.scaled_modularity(host_level, host_best), name
         np.testing.assert_array_equal(gpu_agglomeration.to_host(device_best), host_best)
+        mapping, num_coarse = agglomeration.compact(host_best)
+        host_coarse = agglomeration.contract_level(host_level, mapping, num_coarse)
+        device_coarse = gpu_agglomeration.contract_level(device_level, gpu_agglomeration.to_device(mapping), num_coarse)
+        for key in ("offsets", "neighbors", "weights", "loops", "zeta"):  # both canonical: rows sorted
+            np.testing.assert_array_equal(gpu_agglomeration.to_host(device_coarse[key]), host_coarse[key], err_msg=key)
         cpu = cluster(graph, config, device="cpu")
         gpu = cluster(graph, config, device="gpu")
         print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "

@@ -123,6 +123,34 @@ WARP_AGGREGATION = not SIMULATED  # the simulator has no match_any_sync: there e
 
 
 @cuda.jit(device=True, inline=True)
+def _uniform_trips(count):
+    """(first item, stride, trips) of a grid-stride loop over ``count`` items that makes the same number of
+    trips on every thread (items past the end are idle), as the warp votes of ``_group_total`` need."""
+    stride = cuda.gridsize(1)
+    return cuda.grid(1), stride, (count + stride - 1) // stride
+
+
+@cuda.jit(device=True, inline=True)
+def _warp_scratch():
+    """(this warp's 32 int64 slots of the block's shared scratch for ``_group_total``, the lane)."""
+    partial = cuda.shared.array(LINK_THREADS, int64)
+    lane = cuda.threadIdx.x % WARP_SIZE
+    return partial[cuda.threadIdx.x - lane:cuda.threadIdx.x - lane + WARP_SIZE], lane
+
+
+@cuda.jit(device=True, inline=True)
+def _group_total(grouped, key, value, warp_partial, lane):
+    """(leader, total) for a lane of a uniform loop: on the GPU the lanes with ``grouped`` set that hold the
+    same ``key`` sum their values (``warp_group_sum``) and only the lowest of them leads, so one atomic stands
+    for them all (on a hub's entries, atomics to one address would queue); in the simulator, which has no
+    ``match_any_sync``, each lane leads for itself."""
+    if WARP_AGGREGATION:
+        leader, total = warp_group_sum(key if grouped else EMPTY_SLOT, value, warp_partial, lane)
+        return leader and grouped, total
+    return grouped, value
+
+
+@cuda.jit(device=True, inline=True)
 def _insert_link(table, base, size, cluster, link):
     """Add ``link`` to ``cluster``'s slot of the table ``table[base:base + size]`` (linear probing). A slot
     is cluster << 32 | summed link (links of a vertex sum to less than 2^32), EMPTY_SLOT when unused: a
@@ -147,16 +175,13 @@ def _insert_link(table, base, size, cluster, link):
 def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touched, first_round, table, own_link):
     """For every entry (v, u) of an active v (touched in ``first_round`` or later): add its weight to
     own_link[v] when u is in v's cluster, else to the slot of u's cluster in v's hash table when that
-    cluster is on the round's side of v's own (2 deg(v) slots from 2 offsets[v]). The lanes of a warp that
-    hold the same (v, cluster) first sum their weights (``warp_group_sum``), so one atomic stands for them
-    all: on a hub's entries, links to one cluster would otherwise queue on one address."""
-    partial = cuda.shared.array(LINK_THREADS, int64)
-    lane = cuda.threadIdx.x % WARP_SIZE
-    warp_partial = partial[cuda.threadIdx.x - lane:cuda.threadIdx.x - lane + WARP_SIZE]
+    cluster is on the round's side of v's own (2 deg(v) slots from 2 offsets[v]); lanes with the same (v,
+    cluster) sum first (``_group_total``). (A list of the claimed slots, for slot passes over those alone,
+    was measured slower on R-MAT 2^23: its reads scatter, and the list's appends cost the kernel 12%.)"""
+    warp_partial, lane = _warp_scratch()
     entries = rows.shape[0]
-    stride = cuda.gridsize(1)
-    first = cuda.grid(1)
-    for trip in range((entries + stride - 1) // stride):  # the same trips on every lane: the warp votes
+    first, stride, trips = _uniform_trips(entries)
+    for trip in range(trips):
         entry = first + trip * stride
         kind = 0  # 1: a link inside v's cluster, 2: a link to a candidate cluster
         v = int32(-1)
@@ -172,12 +197,7 @@ def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touche
                     kind = 1
                 elif (c > own) == upward:
                     kind = 2
-        leader = kind > 0
-        total = weight
-        if WARP_AGGREGATION:
-            key = (int64(v) << 32) | c if kind > 0 else EMPTY_SLOT
-            leader, total = warp_group_sum(key, weight, warp_partial, lane)
-            leader = leader and kind > 0
+        leader, total = _group_total(kind > 0, (int64(v) << 32) | c, weight, warp_partial, lane)
         if leader:
             if kind == 1:
                 cuda.atomic.add(own_link, v, total)
@@ -215,6 +235,61 @@ def slot_choice_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own
             if gain > 0 and gain == best_gain[v]:
                 cuda.atomic.min(best, v, c)
             table[slot] = EMPTY_SLOT
+
+
+@cuda.jit
+def coarse_key_kernel(rows, neighbors, weights, mapping, num_coarse, keys, loops):
+    """Contraction, pass 1: keys[e] = π(v) num_coarse + π(u) for an entry (v, u) between two coarse vertices,
+    -1 for one inside a coarse vertex; those with v < u add their weight to loops[π(v)] (lanes of the same
+    coarse vertex summed first)."""
+    warp_partial, lane = _warp_scratch()
+    entries = rows.shape[0]
+    first, stride, trips = _uniform_trips(entries)
+    for trip in range(trips):
+        entry = first + trip * stride
+        inside = False
+        coarse_row = int32(-1)
+        weight = int64(0)
+        if entry < entries:
+            v = rows[entry]
+            u = neighbors[entry]
+            coarse_row = mapping[v]
+            coarse_neighbor = mapping[u]
+            if coarse_row == coarse_neighbor:
+                keys[entry] = -1
+                if v < u:
+                    inside = True
+                    weight = weights[entry]
+            else:
+                keys[entry] = int64(coarse_row) * num_coarse + coarse_neighbor
+        leader, total = _group_total(inside, int64(coarse_row), weight, warp_partial, lane)
+        if leader:
+            cuda.atomic.add(loops, coarse_row, total)
+
+
+@cuda.jit
+def coarse_entry_kernel(sorted_keys, order, weights, segment, num_coarse, coarse_rows, coarse_neighbors,
+                        coarse_weights):
+    """Contraction, pass 2, over the sorted keys of the entries between coarse vertices: the first key of each
+    run (segment s) writes coarse row and neighbour s, and every entry adds its weight to coarse_weights[s]
+    (lanes of the same run summed first)."""
+    warp_partial, lane = _warp_scratch()
+    count = sorted_keys.shape[0]
+    first, stride, trips = _uniform_trips(count)
+    for trip in range(trips):
+        index = first + trip * stride
+        run = int64(-1)
+        weight = int64(0)
+        if index < count:
+            run = segment[index]
+            weight = weights[order[index]]
+            key = sorted_keys[index]
+            if index == 0 or key != sorted_keys[index - 1]:
+                coarse_rows[run] = key // num_coarse
+                coarse_neighbors[run] = key % num_coarse
+        leader, total = _group_total(index < count, run, weight, warp_partial, lane)
+        if leader:
+            cuda.atomic.add(coarse_weights, run, total)
 
 
 @cuda.jit
@@ -398,34 +473,41 @@ def group_map(partner, target):
 
 
 def contract_level(level: dict, mapping, num_coarse: int) -> dict:
-    """Step 4 on the device: sort the entries by (π(v), π(u)), mark the first of each run, scan, scatter."""
+    """Step 4 on the device: key every entry by (π(v), π(u)) (``coarse_key_kernel``), sort the keys, mark the
+    first of each run, scan, scatter (``coarse_entry_kernel``); the row offsets by a binary search of the
+    sorted coarse rows."""
     array = xp()
     rows, neighbors, weights = level["rows"], level["neighbors"], level["weights"]
-    coarse_rows = mapping[rows]
-    coarse_neighbors = mapping[neighbors]
+    entries = int(rows.shape[0])
     loops = array.zeros(num_coarse, dtype=np.int64)
     scatter(scatter_add_kernel, mapping, level["loops"], loops)
-    inside = (coarse_rows == coarse_neighbors) & (rows < neighbors)
-    scatter(scatter_add_kernel, coarse_rows[inside], weights[inside], loops)
     zeta = array.zeros(num_coarse, dtype=np.int64)
     scatter(scatter_add_kernel, mapping, level["zeta"], zeta)
-    across = coarse_rows != coarse_neighbors
-    keys = coarse_rows[across].astype(np.int64) * num_coarse + coarse_neighbors[across]
+    keys = array.empty(entries, dtype=np.int64)
+    if entries:
+        coarse_key_kernel[grid(entries, LINK_THREADS)](kernel_view(rows), kernel_view(neighbors), kernel_view(weights),
+                                                       kernel_view(mapping), num_coarse, kernel_view(keys),
+                                                       kernel_view(loops))
     order = array.argsort(keys, kind="stable") if array is np else array.argsort(keys)
-    keys = keys[order]
-    first = array.ones(keys.shape[0], dtype=np.int32)
-    first[1:] = keys[1:] != keys[:-1]
+    sorted_keys = keys[order]
+    inside = int(array.searchsorted(sorted_keys, 0))  # their key -1 sorts first
+    sorted_keys, order = sorted_keys[inside:], order[inside:]
+    across = int(sorted_keys.shape[0])
+    first = array.ones(across, dtype=np.int32)
+    first[1:] = sorted_keys[1:] != sorted_keys[:-1]
     segment = array.cumsum(first, dtype=np.int64) - 1
-    distinct = int(segment[-1]) + 1 if keys.shape[0] else 0
+    distinct = int(segment[-1]) + 1 if across else 0
+    coarse_rows = array.empty(distinct, dtype=np.int32)
+    coarse_neighbors = array.empty(distinct, dtype=np.int32)
     coarse_weights = array.zeros(distinct, dtype=np.int64)
-    scatter(scatter_add_kernel, segment, weights[across][order], coarse_weights)
-    unique_keys = keys[first.astype(bool)]
-    new_rows = (unique_keys // num_coarse).astype(np.int32)
-    offsets = array.zeros(num_coarse + 1, dtype=np.int64)
-    offsets[1:] = array.cumsum(array.bincount(new_rows, minlength=num_coarse), dtype=np.int64)
-    return {"offsets": offsets, "neighbors": (unique_keys % num_coarse).astype(np.int32), "weights": coarse_weights,
-            "loops": loops, "zeta": zeta, "two_omega": level["two_omega"], "rows": new_rows,
-            "loops_total": int(loops.sum())}
+    if across:
+        coarse_entry_kernel[grid(across, LINK_THREADS)](kernel_view(sorted_keys), kernel_view(order),
+                                                        kernel_view(weights), kernel_view(segment), num_coarse,
+                                                        kernel_view(coarse_rows), kernel_view(coarse_neighbors),
+                                                        kernel_view(coarse_weights))
+    offsets = array.searchsorted(coarse_rows, array.arange(num_coarse + 1, dtype=np.int32)).astype(np.int64)
+    return {"offsets": offsets, "neighbors": coarse_neighbors, "weights": coarse_weights, "loops": loops, "zeta": zeta,
+            "two_omega": level["two_omega"], "rows": coarse_rows, "loops_total": int(loops.sum())}
 
 
 def _cluster_zeta(level: dict, clusters):
