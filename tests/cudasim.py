@@ -1,4 +1,4 @@
-"""Warp intrinsics for numba's CUDA simulator, which has none (no shuffles, votes or ``syncwarp``).
+"""Warp intrinsics for numba's CUDA simulator, which has none (no shuffles, votes, ``match_any_sync`` or ``syncwarp``).
 
 The simulator runs every CUDA thread as a Python thread. Here the 32 threads of a warp meet at a
 barrier for each intrinsic: each lane posts its value, all read, all leave. That is exactly the
@@ -89,6 +89,11 @@ def any_sync(self, mask, predicate):
     return any(values)
 
 
+def match_any_sync(self, mask, value):
+    values, lane = _exchange(value)
+    return sum(1 << other for other, seen in enumerate(values) if seen == values[lane])
+
+
 def _locked_shared_array(original):
     """The simulator's ``cuda.shared.array`` finds the block's array by call site (file, line) and creates
     it when absent, unlocked: two threads arriving together can each create one, and a thread then
@@ -129,5 +134,5 @@ def install():
         kernelapi.FakeCUDAShared.array = array
 
     for function in (shfl_sync, shfl_up_sync, shfl_down_sync, shfl_xor_sync, syncwarp, activemask, ballot_sync,
-                     all_sync, any_sync):
+                     all_sync, any_sync, match_any_sync):
         setattr(kernelapi.FakeCUDAModule, function.__name__, function)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..cuda.arrays import SIMULATED, grid, kernel_view, scalar, to_device, xp
+from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
 from ..cuda.primitives import scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_group_sum
@@ -119,7 +119,6 @@ def representative_kernel(partner, target, representative, is_representative):
 EMPTY_SLOT = int64(-1)
 LOW_BITS = int64(0xFFFFFFFF)
 LINK_THREADS = 256  # threads per block of link_kernel (its shared scratch: 32 int64 per warp)
-WARP_AGGREGATION = not SIMULATED  # the simulator has no match_any_sync: there every entry goes on its own
 
 
 @cuda.jit(device=True, inline=True)
@@ -140,14 +139,11 @@ def _warp_scratch():
 
 @cuda.jit(device=True, inline=True)
 def _group_total(grouped, key, value, warp_partial, lane):
-    """(leader, total) for a lane of a uniform loop: on the GPU the lanes with ``grouped`` set that hold the
-    same ``key`` sum their values (``warp_group_sum``) and only the lowest of them leads, so one atomic stands
-    for them all (on a hub's entries, atomics to one address would queue); in the simulator, which has no
-    ``match_any_sync``, each lane leads for itself."""
-    if WARP_AGGREGATION:
-        leader, total = warp_group_sum(key if grouped else EMPTY_SLOT, value, warp_partial, lane)
-        return leader and grouped, total
-    return grouped, value
+    """(leader, total) for a lane of a uniform loop: the lanes with ``grouped`` set that hold the same ``key``
+    sum their values (``warp_group_sum``) and only the lowest of them leads, so one atomic stands for them
+    all (on a hub's entries, atomics to one address would queue)."""
+    leader, total = warp_group_sum(key if grouped else EMPTY_SLOT, value, warp_partial, lane)
+    return leader and grouped, total
 
 
 @cuda.jit(device=True, inline=True)
@@ -314,7 +310,8 @@ def apply_moves_kernel(best, best_gain, own_link, clusters, previous, moved, las
 def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, last_touched, round_index, change):
     """For every entry (v, u) of a vertex v that moved in this round: last_touched[u] = round_index, and
     change[0] += how the edge's weight inside clusters changed (each edge once: taken from v's side unless
-    u moved too and u < v). Each thread sums its share, one atomic."""
+    u moved too and u < v). Each thread sums its share, one atomic. (Warps over a list of the movers' entries
+    were slower: building the list took about ten CuPy launches and a host sync a round.)"""
     mine = int64(0)
     for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
         v = rows[entry]
