@@ -273,8 +273,8 @@ def test_clustering_kernels_compile_to_ptx(name):
         "link_kernel": (i32, i32, i64, i64, i32, boolean, i32, int64, i64, i64),
         "slot_gain_kernel": (i32, i64, i64, int64, i32, i64, i64, i64),
         "slot_choice_kernel": (i32, i64, i64, int64, i32, i64, i64, i64, i32),
-        "coarse_key_kernel": (i32, i32, i64, i32, int64, i64, i64),
-        "coarse_entry_kernel": (i64, i64, i64, i64, int64, i32, i32, i64),
+        "coarse_key_kernel": (i32, i32, i64, i32, int64, int64, i64, i64),
+        "coarse_entry_kernel": (i64, i64, i64, i64, int64, int64, i32, i32, i64),
         "apply_moves_kernel": (i32, i64, i64, i32, i32, u8, i32, int64, i64),
         "mark_touched_kernel": (i32, i32, i64, u8, i32, i32, i32, int64, i64),
         "inside_weight_kernel": (i32, i32, i64, i32, i64),
@@ -302,7 +302,7 @@ def gpu_test_graphs():
 
 
 @pytest.mark.gpu
-def test_gpu_clustering_equals_the_cpu_twin():
+def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
     """The whole GPU clustering (or the simulator's run of its kernels) equals the njit twin's, vertex by vertex."""
     from hgpart.cuda.arrays import SIMULATED
     from hgpart.device import gpu_available
@@ -326,9 +326,14 @@ def test_gpu_clustering_equals_the_cpu_twin():
         np.testing.assert_array_equal(gpu_agglomeration.to_host(device_best), host_best)
         mapping, num_coarse = agglomeration.compact(host_best)
         host_coarse = agglomeration.contract_level(host_level, mapping, num_coarse)
-        device_coarse = gpu_agglomeration.contract_level(device_level, gpu_agglomeration.to_device(mapping), num_coarse)
-        for key in ("offsets", "neighbors", "weights", "loops", "zeta"):  # both canonical: rows sorted
-            np.testing.assert_array_equal(gpu_agglomeration.to_host(device_coarse[key]), host_coarse[key], err_msg=key)
+        for packed_key_bits in (gpu_agglomeration.PACKED_KEY_BITS, 0):  # weights in the sort keys, then apart
+            monkeypatch.setattr(gpu_agglomeration, "PACKED_KEY_BITS", packed_key_bits)
+            device_coarse = gpu_agglomeration.contract_level(device_level, gpu_agglomeration.to_device(mapping),
+                                                             num_coarse)
+            for key in ("offsets", "neighbors", "weights", "loops", "zeta"):  # both canonical: rows sorted
+                np.testing.assert_array_equal(gpu_agglomeration.to_host(device_coarse[key]), host_coarse[key],
+                                              err_msg=f"{key}, {packed_key_bits}")
+        monkeypatch.undo()
         cpu = cluster(graph, config, device="cpu")
         gpu = cluster(graph, config, device="gpu")
         print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "
