@@ -173,8 +173,10 @@ def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touche
     """For every entry (v, u) of an active v (touched in ``first_round`` or later): add its weight to
     own_link[v] when u is in v's cluster, else to the slot of u's cluster in v's hash table when that
     cluster is on the round's side of v's own (2 deg(v) slots from 2 offsets[v]); lanes with the same (v,
-    cluster) sum first (``_group_total``). (A list of the claimed slots, for slot passes over those alone,
-    was measured slower on R-MAT 2^23: its reads scatter, and the list's appends cost the kernel 12%.)"""
+    cluster) sum first (``_group_total``). ncu on R-MAT 2^23: 63% of its stalls wait on dependent loads.
+    Measured slower there and dropped: a list of the claimed slots for slot passes over those alone (its
+    reads scatter, its appends cost this kernel 12%), and two entries a trip with all loads first (2.92
+    against 2.78 s for the whole clustering)."""
     warp_partial, lane = _warp_scratch()
     entries = rows.shape[0]
     first, stride, trips = _uniform_trips(entries)
