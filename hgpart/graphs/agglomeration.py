@@ -285,13 +285,19 @@ def contract_level(level: dict, mapping: np.ndarray, num_coarse: int) -> dict:
             "two_omega": level["two_omega"]}
 
 
-@numba.njit(parallel=True, cache=True)
-def _scaled_modularity(offsets, neighbors, weights, loops, zeta, two_omega, clusters):
-    """4Ω² times the modularity of ``clusters`` (exact integer: the parallel sums are the same in any order)."""
-    n = offsets.shape[0] - 1
-    cluster_zeta = np.zeros(n, dtype=np.int64)
-    for v in range(n):
+@numba.njit(cache=True)
+def _fill_cluster_zeta(clusters, zeta, cluster_zeta):
+    """cluster_zeta[c] = ζ(C), the sum of ζ over the vertices of cluster c."""
+    cluster_zeta[:] = 0
+    for v in range(clusters.shape[0]):
         cluster_zeta[clusters[v]] += zeta[v]
+
+
+@numba.njit(parallel=True, cache=True)
+def _scaled_modularity(offsets, neighbors, weights, loops, two_omega, clusters, cluster_zeta):
+    """4Ω² times the modularity of ``clusters``, whose ζ(C) are ``cluster_zeta`` (exact integer: the parallel
+    sums are the same in any order)."""
+    n = offsets.shape[0] - 1
     row_inside = np.empty(n, dtype=np.int64)
     for v in numba.prange(n):  # no scalar reduction across the prange: numba 0.68.0's parfor pass fails on it
         row = loops[v]
@@ -308,10 +314,30 @@ def _scaled_modularity(offsets, neighbors, weights, loops, zeta, two_omega, clus
     return 2 * two_omega * inside - squares
 
 
+def _level_modularity(level: dict, clusters: np.ndarray, cluster_zeta: np.ndarray) -> int:
+    return int(_scaled_modularity(level["offsets"], level["neighbors"], level["weights"], level["loops"],
+                                  level["two_omega"], clusters, cluster_zeta))
+
+
 def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
     """4Ω² times the modularity of ``clusters`` (int32[n], ids < n) on this level; exact."""
-    return int(_scaled_modularity(level["offsets"], level["neighbors"], level["weights"], level["loops"],
-                                  level["zeta"], level["two_omega"], clusters))
+    cluster_zeta = np.empty(clusters.shape[0], dtype=np.int64)
+    _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
+    return _level_modularity(level, clusters, cluster_zeta)
+
+
+def stale_threshold(two_omega: int, min_improvement: float) -> float:
+    """4Ω² times ``min_improvement``: a gain of scaled modularity at most this counts as stale (a round of
+    local moving, or a cycle of agglomeration and refinement)."""
+    return min_improvement * float(two_omega) ** 2
+
+
+def next_stale(value: int, best_value: int, stale: int, threshold: float) -> tuple[bool, int]:
+    """(whether ``value`` is a new best, the count of stale rounds after it): a round that improves by more
+    than ``threshold`` resets the count, any other round adds one."""
+    if value > best_value:
+        return True, 0 if value - best_value > threshold else stale + 1
+    return False, stale + 1
 
 
 @numba.njit(parallel=True, cache=True)
@@ -370,9 +396,7 @@ def _apply_moves(clusters, targets, zeta, cluster_zeta):
     for v in range(clusters.shape[0]):
         if targets[v] >= 0:
             clusters[v] = targets[v]
-    cluster_zeta[:] = 0
-    for v in range(clusters.shape[0]):
-        cluster_zeta[clusters[v]] += zeta[v]
+    _fill_cluster_zeta(clusters, zeta, cluster_zeta)
 
 
 def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: int,
@@ -390,15 +414,15 @@ def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: 
     n = clusters.shape[0]
     clusters = clusters.astype(np.int32, copy=True)
     cluster_zeta = np.zeros(n, dtype=np.int64)
-    _apply_moves(clusters, np.full(n, -1, dtype=np.int32), level["zeta"], cluster_zeta)
+    _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
     best = clusters.copy()
-    best_value = scaled_modularity(level, clusters)
+    best_value = _level_modularity(level, clusters, cluster_zeta)
     targets = np.empty(n, dtype=np.int32)
     link = np.zeros((threads, n), dtype=np.int64)
     touched = np.empty((threads, max(max_degree, 1)), dtype=np.int32)
     last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     stale = idle = 0
-    threshold = min_improvement * float(level["two_omega"]) ** 2  # improvements below it count as stale
+    threshold = stale_threshold(level["two_omega"], min_improvement)
     for round_index in range(rounds):
         movers = _move_round(level["offsets"], level["neighbors"], level["weights"], level["zeta"],
                              level["two_omega"], clusters, cluster_zeta, round_index % 2 == 0, targets, link, touched,
@@ -411,13 +435,11 @@ def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: 
         idle = 0
         _apply_moves(clusters, targets, level["zeta"], cluster_zeta)
         _mark_touched(level["offsets"], level["neighbors"], targets, last_touched, round_index)
-        value = scaled_modularity(level, clusters)
-        if value > best_value:
-            stale = 0 if value - best_value > threshold else stale + 1
+        value = _level_modularity(level, clusters, cluster_zeta)  # cluster_zeta: _apply_moves refilled it
+        improved, stale = next_stale(value, best_value, stale, threshold)
+        if improved:
             best_value = value
             best[:] = clusters
-        else:
-            stale += 1
         if stale >= stale_rounds:
             break
     return best, best_value

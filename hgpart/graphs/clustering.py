@@ -20,6 +20,7 @@ import numpy as np
 from ..config import ClusterConfig
 from ..cuda.arrays import prepare_uploads
 from ..hypergraph import Graph
+from .agglomeration import stale_threshold
 from .modularity import modularity
 
 
@@ -113,7 +114,7 @@ def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, 
     ``base_map``) while modularity improves by more than ``config.min_improvement``. Returns the clusters
     on the finest level and 4Ω² times their modularity."""
     best_clusters, best_value = None, None
-    threshold = config.min_improvement * float(finest["two_omega"]) ** 2  # as local moving's stale rounds
+    threshold = stale_threshold(finest["two_omega"], config.min_improvement)  # as local moving's rounds
     for cycle in range(max(1, config.cycles)):
         phase = time.perf_counter()
         levels, maps, best_level = _agglomerate(steps, base, config, seed, cycle, rows)

@@ -356,9 +356,9 @@ def square_sum_kernel(values, total):
         cuda.atomic.add(total, 0, mine)
 
 
-def _launch(kernel, count, *args):
+def _launch(kernel, count, *args, threads: int = 256):
     if count:
-        kernel[grid(count)](*args)
+        kernel[grid(count, threads)](*args)
 
 
 def _rows(offsets, entries: int):
@@ -492,10 +492,8 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
     if max(num_coarse * num_coarse - 1, 1).bit_length() + weight_bits > PACKED_KEY_BITS:
         weight_bits = 0
     keys = array.empty(entries, dtype=np.int64)
-    if entries:
-        coarse_key_kernel[grid(entries, LINK_THREADS)](kernel_view(rows), kernel_view(neighbors), kernel_view(weights),
-                                                       kernel_view(mapping), num_coarse, weight_bits,
-                                                       kernel_view(keys), kernel_view(loops))
+    _launch(coarse_key_kernel, entries, kernel_view(rows), kernel_view(neighbors), kernel_view(weights),
+            kernel_view(mapping), num_coarse, weight_bits, kernel_view(keys), kernel_view(loops), threads=LINK_THREADS)
     if weight_bits:
         sorted_keys = array.sort(keys)
         order = sorted_keys[:1]  # not read
@@ -516,11 +514,9 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
     coarse_rows = array.empty(distinct, dtype=np.int32)
     coarse_neighbors = array.empty(distinct, dtype=np.int32)
     coarse_weights = array.zeros(distinct, dtype=np.int64)
-    if across:
-        coarse_entry_kernel[grid(across, LINK_THREADS)](kernel_view(sorted_keys), kernel_view(order),
-                                                        kernel_view(weights), kernel_view(segment), num_coarse,
-                                                        weight_bits, kernel_view(coarse_rows),
-                                                        kernel_view(coarse_neighbors), kernel_view(coarse_weights))
+    _launch(coarse_entry_kernel, across, kernel_view(sorted_keys), kernel_view(order), kernel_view(weights),
+            kernel_view(segment), num_coarse, weight_bits, kernel_view(coarse_rows), kernel_view(coarse_neighbors),
+            kernel_view(coarse_weights), threads=LINK_THREADS)
     offsets = array.searchsorted(coarse_rows, array.arange(num_coarse + 1, dtype=np.int32)).astype(np.int64)
     return {"offsets": offsets, "neighbors": coarse_neighbors, "weights": coarse_weights, "loops": loops, "zeta": zeta,
             "two_omega": level["two_omega"], "rows": coarse_rows, "loops_total": int(loops.sum())}
@@ -541,10 +537,14 @@ def _modularity_sums(level: dict, clusters, cluster_zeta) -> tuple[int, int]:
     return inside, squares
 
 
+def _scaled_value(level: dict, inside: int, squares: int) -> int:
+    """4Ω² times the modularity from the weight inside clusters (loops aside) and Σ ζ(C)²."""
+    return 2 * level["two_omega"] * (inside + level["loops_total"]) - squares
+
+
 def scaled_modularity(level: dict, clusters) -> int:
     """4Ω² times the modularity of ``clusters`` on this level; exact (int64 sums)."""
-    inside, squares = _modularity_sums(level, clusters, _cluster_zeta(level, clusters))
-    return 2 * level["two_omega"] * (inside + level["loops_total"]) - squares
+    return _scaled_value(level, *_modularity_sums(level, clusters, _cluster_zeta(level, clusters)))
 
 
 def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_improvement: float = 0.0):
@@ -559,7 +559,7 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     two_omega = level["two_omega"]
     cluster_zeta = _cluster_zeta(level, clusters)
     inside, squares = _modularity_sums(level, clusters, cluster_zeta)
-    best, best_value = clusters.copy(), 2 * two_omega * (inside + level["loops_total"]) - squares
+    best, best_value = clusters.copy(), _scaled_value(level, inside, squares)
     table = array.full(2 * entries, -1, dtype=np.int64)
     own_link = array.zeros(n, dtype=np.int64)
     best_gain = array.zeros(n, dtype=np.int64)
@@ -575,13 +575,11 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     table_view, own_view, gain_view, target_view, movers_view, totals_view, previous_view, moved_view, touched_view, \
         clusters_view = views
     stale = idle = 0
-    threshold = min_improvement * float(two_omega) ** 2  # improvements below it count as stale
+    threshold = agglomeration.stale_threshold(two_omega, min_improvement)
     for round_index in range(rounds):
         first_round = round_index - agglomeration.ACTIVE_ROUNDS
-        if entries:
-            link_kernel[grid(entries, LINK_THREADS)](rows, neighbors, weights, kernel_view(level["offsets"]),
-                                                     clusters_view, round_index % 2 == 0, touched_view, first_round,
-                                                     table_view, own_view)
+        _launch(link_kernel, entries, rows, neighbors, weights, kernel_view(level["offsets"]), clusters_view,
+                round_index % 2 == 0, touched_view, first_round, table_view, own_view, threads=LINK_THREADS)
         slot_args = (rows, table_view, zeta, two_omega, clusters_view, kernel_view(cluster_zeta), own_view, gain_view)
         _launch(slot_gain_kernel, 2 * entries, *slot_args)
         _launch(slot_choice_kernel, 2 * entries, *slot_args, target_view)
@@ -601,13 +599,11 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
         _launch(square_sum_kernel, n, kernel_view(cluster_zeta), kernel_view(totals[1:]))
         change, squares = (int(value) for value in to_host(totals))
         inside += change
-        value = 2 * two_omega * (inside + level["loops_total"]) - squares
-        if value > best_value:
-            stale = 0 if value - best_value > threshold else stale + 1
+        value = _scaled_value(level, inside, squares)
+        improved, stale = agglomeration.next_stale(value, best_value, stale, threshold)
+        if improved:
             best_value = value
             best = clusters.copy()
-        else:
-            stale += 1
         if stale >= stale_rounds:
             break
     return best, best_value
