@@ -1,4 +1,4 @@
-"""The Fig. 5 planner: the numpy model reproduces Table I of seed 000; properties; PTX; the real GPU."""
+"""The Fig. 5 planner and the rating schedule: the numpy models (Table I of seed 000); properties; PTX; the GPU."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda, int64
 
-from hgpart.cuda.planner_model import entries_of_lane, plan_model
+from hgpart.cuda.planner_model import entries_of_lane, plan_model, schedule_model
 
 TABLE_I = {  # seed 000, Table I: 4 lanes, rows 1, 2, 4, 6 with 1, 6, 3, 2 nonzeros (12 in all)
     "a": [1, 6, 3, 2], "b": [1, 7, 10, 12], "S": [12, 12, 12, 12], "b_exclusive": [0, 1, 7, 10],
@@ -42,6 +42,29 @@ def test_every_entry_once_and_shares_differ_by_at_most_one(lengths, skew):
     assert max(shares) == -(-sum(lengths) // 32)
 
 
+@settings(max_examples=300, deadline=None)
+@given(lengths=st.lists(st.integers(0, 200), min_size=1, max_size=32).map(lambda l: l + [0] * (32 - len(l))),
+       skew=st.booleans())
+def test_the_schedule_takes_every_entry_once(lengths, skew):
+    if skew:
+        lengths[0] = lengths[0] * 1000
+    lanes = schedule_model(lengths, 32)
+    assert sorted(position for lane in lanes for position in lane) == list(range(sum(lengths)))
+    shares = [len(lane) for lane in lanes]
+    assert max(shares) - min(shares) <= 1
+    exclusive = np.cumsum(lengths) - lengths
+    if sum(lengths) < 32 * np.count_nonzero(lengths):  # short rows: Fig. 5's shares, as flat positions
+        plan = plan_model(lengths, width=32)
+        assert lanes == [[int(exclusive[row]) + col for row, col in entries_of_lane(plan, lane)] for lane in range(32)]
+    else:  # long rows: at each step the warp reads 32 consecutive positions
+        assert all(lane == list(range(index, sum(lengths), 32)) for index, lane in enumerate(lanes))
+
+
+def test_the_schedule_picks_by_row_length():
+    assert schedule_model([40, 30] + [0] * 30, 32)[1] == [1, 33, 65]  # 70 entries, 2 rows: strided
+    assert schedule_model([5] * 32, 32)[1] == [5, 6, 7, 8, 9]  # 160 entries, 32 rows: contiguous
+
+
 def test_the_figures_rule_leaves_lanes_idle():
     lengths = [33] + [0] * 31
     figure = [len(entries_of_lane(plan_model(lengths, 32, "figure"), lane)) for lane in range(32)]
@@ -50,10 +73,11 @@ def test_the_figures_rule_leaves_lanes_idle():
 
 
 def _plan_kernel():
-    from hgpart.cuda.warp import warp_argmax, warp_plan, warp_sum
+    from hgpart.cuda.warp import warp_argmax, warp_next_row, warp_plan, warp_schedule, warp_sum
 
     @cuda.jit
-    def plan_kernel(lengths, out, sums, best, best_of_eight):
+    def plan_kernel(lengths, out, sums, best, best_of_eight, schedule):
+        row_end = cuda.shared.array(32, int64)  # launched a warp per block
         lane = cuda.threadIdx.x % 32
         warp = cuda.grid(1) // 32
         length = lengths[warp * 32 + lane]
@@ -69,6 +93,14 @@ def _plan_kernel():
         best[warp * 32 + lane] = candidate
         score, priority, candidate = warp_argmax(float(length % 7), int64(length % 3), lane if length > 0 else -1, 8)
         best_of_eight[warp * 32 + lane] = candidate
+        row_first, first, stop, step, start_row = warp_schedule(length, lane, row_end, 0)
+        cuda.syncwarp()
+        base = (warp * 32 + lane) * 5
+        schedule[base] = row_first
+        schedule[base + 1] = first
+        schedule[base + 2] = stop
+        schedule[base + 3] = step
+        schedule[base + 4] = warp_next_row(first, start_row, row_end) if first < stop else -1
 
     return plan_kernel
 
@@ -77,7 +109,7 @@ def test_warp_code_compiles_to_ptx():
     from hgpart.cuda.warp import warp_plan
 
     kernel = _plan_kernel()
-    signature = "void(int64[:], int64[:], int64[:], int32[:], int32[:])"
+    signature = "void(int64[:], int64[:], int64[:], int32[:], int32[:], int64[:])"
     ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
     assert "shfl.sync.up" in ptx and "shfl.sync.idx" in ptx and "shfl.sync.bfly" in ptx
     assert warp_plan is not None
@@ -103,8 +135,10 @@ def test_warp_plan_on_the_gpu_matches_the_model():
     sums = np.zeros(warps * 32, dtype=np.int64)
     best = np.zeros(warps * 32, dtype=np.int32)
     best_of_eight = np.zeros(warps * 32, dtype=np.int32)
+    schedule_d = cuda.to_device(np.zeros(warps * 32 * 5, dtype=np.int64))
     _plan_kernel()[warps, 32](cuda.to_device(lengths), out_d := cuda.to_device(out), sums_d := cuda.to_device(sums),
-                              best_d := cuda.to_device(best), eight_d := cuda.to_device(best_of_eight))
+                              best_d := cuda.to_device(best), eight_d := cuda.to_device(best_of_eight), schedule_d)
+    schedule = schedule_d.copy_to_host().reshape(-1, 5)
     out, sums, best = out_d.copy_to_host().reshape(-1, 5), sums_d.copy_to_host(), best_d.copy_to_host()
     best_of_eight = eight_d.copy_to_host()
     for warp in range(warps):
@@ -117,3 +151,10 @@ def test_warp_plan_on_the_gpu_matches_the_model():
         for group in range(warp * 32, (warp + 1) * 32, 8):  # the segmented reduction: groups of 8 lanes
             expected = _model_argmax(lengths[group:group + 8], group - warp * 32)
             assert (best_of_eight[group:group + 8] == expected).all(), (warp, group)
+        warp_lengths = lengths[warp * 32:(warp + 1) * 32]
+        ends = np.cumsum(warp_lengths)
+        for lane, positions in enumerate(schedule_model(warp_lengths, 32)):
+            row_first, first, stop, step, row = schedule[warp * 32 + lane]
+            assert row_first == ends[lane] - warp_lengths[lane]
+            assert list(range(first, stop, step)) == positions, (warp, lane)
+            assert row == (np.searchsorted(ends, positions[0], side="right") if positions else -1), (warp, lane)

@@ -5,14 +5,22 @@ rating of each incident net to S(u) for every other pin u, in an open-addressing
 claims a slot, atomic add accumulates; 2^ceil(log2(2 b)) slots for a vertex with at most b distinct
 neighbours, so the table never fills). Scores are exact integers, so the order of the atomics does not
 matter and the GPU's candidates equal the CPU's (:func:`.matching.candidate_score`, ties broken by
-:func:`.similarity.pair_priority`, then the smaller id). The work w of a vertex is the pins of its rated
+:func:`.similarity.pair_priority`, then the smaller id). A table in shared memory holds each score as two
+uint32 halves (a 64-bit shared atomic add is a compare-and-swap loop on the H100: ATOMS.CAST.SPIN.64; a
+32-bit one is a single ATOMS.ADD), the high half taking the low half's carries.
+
+A warp rates up to 32 nets at once, one per lane, their pins laid end to end and shared out by
+:func:`hgpart.cuda.warp.warp_schedule`: when the nets hold 32 pins or more on average, lane l takes pins
+l, l + 32, ..., so that the warp reads 32 consecutive pins at each step; shorter nets are split by the Fig. 5
+planner's contiguous shares, which cross fewer nets per lane. On the synthetic matrix below, the strided
+order and the halves together took a round from 178 ms to 95 ms (324 -> 606 GB/s of pins read). The work w of a vertex is the pins of its rated
 nets; its bound b = min(w, rated vertices - 1) caps its distinct neighbours. Vertices are binned by both
 (logarithmic binning, chosen at run time from the level's degree distribution):
 
 * ``pooled_propose_kernel``, b <= 256: several vertices per warp (16 >> k vertices with b <= 16 << k, for
   bins k = 0..4; seed 000 Sec. VIII's proposed fix for evenly connected inputs). Every lane of the warp
-  takes one incident net of one of its vertices, and the Fig. 5 planner (:func:`hgpart.cuda.warp.warp_plan`)
-  splits all their pins evenly over the 32 lanes; each pin goes to its own vertex's table in shared memory.
+  takes one incident net of one of its vertices, and all their pins are shared evenly over the 32 lanes;
+  each pin goes to its own vertex's table in shared memory.
   The lanes of each vertex then reduce its table to the best candidate (segmented ``warp_argmax``).
 * ``wide_propose_kernel``, 256 < b <= 1024: a warp per vertex, its incident nets 32 at a time, a larger
   shared table.
@@ -21,7 +29,7 @@ nets; its bound b = min(w, rated vertices - 1) caps its distinct neighbours. Ver
   8,192 slots of shared memory (the scores in dynamic shared memory above the 48 KB static limit, opted in
   per kernel).
 * ``split_rate_kernel``, w > 8192 and b <= 1024 (the paper's synthetic matrix: 1,000 columns of 100,000
-  nonzeros): a vertex is split into items of 1,024 incident nets, a block each, that aggregate in shared
+  nonzeros): a vertex is split into items of 2,048 incident nets, a block each, that aggregate in shared
   memory and then add to the vertex's table in global memory.
 * ``heavy_rate_kernel``, b > 4096 (hubs): a vertex is split into items of 32 incident nets, a warp each,
   from any block, adding straight into its global table.
@@ -49,13 +57,13 @@ import math
 import time
 
 import numpy as np
-from numba import cuda, float64, int32, int64
+from numba import cuda, float64, int32, int64, uint32
 
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, count_nonzero, grid,
                            kernel_view, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (pointer_double_kernel, scatter, scatter_add_kernel, scatter_max_kernel,
                                scatter_min_kernel)
-from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_plan
+from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
 from .gpu_contraction import LOW32
 from .matching import JOIN_ROUNDS, candidate_score, two_hop_pairs
 from .similarity import better_candidate, pair_priority
@@ -72,7 +80,7 @@ HEAVY_WARPS = HEAVY_BLOCK // WARP_SIZE
 HEAVY_TABLE_BUDGET = 1 << 27   # global table slots for the heavy vertices of one batch (12 bytes each)
 MIN_TABLE = 64
 SPLIT_TABLE = 2048             # shared table slots of the split kernel (a block per work item)
-SPLIT_NETS = 4 * HEAVY_BLOCK   # incident nets per work item of the split kernel
+SPLIT_NETS = 8 * HEAVY_BLOCK   # incident nets per work item of the split kernel
 TOP_LOCAL = 4                  # candidates each thread of heavy_best_kernel keeps
 TOP_CANDIDATES = 4 if SIMULATED else 32  # best candidates listed per heavy vertex for later rounds
 POOL_LIMITS = (16, 32, 64, 128, 256)  # largest bound of pooled bins 0..4
@@ -87,59 +95,127 @@ pair_priority_gpu = cuda.jit(device=True, inline=True)(pair_priority)
 better_candidate_gpu = cuda.jit(device=True, inline=True)(better_candidate)
 
 
+ROW_END, ROW_PINS = range(2)             # the int64 row_spans shared arrays: a row's end and pin offset
+ROW_OWNER, ROW_TABLE, ROW_NET = range(3)  # the int32 row_ids shared arrays (every table base is < 2^31: at most
+                                          # HEAVY_TABLE_BUDGET slots before it); 28 bytes a row, so that 8
+                                          # blocks of the pooled kernel fit an SM (7 make a second, partial wave)
+
+
 @cuda.jit(device=True, inline=True)
-def _table_add(keys, values, base, mask, u, amount, used, fill, list_index):
-    """Add ``amount`` to the score of u in the open-addressing table keys/values[base:base + mask + 1]
-    (shared or global memory); False when every slot holds another vertex. With ``list_index`` >= 0, a
-    newly claimed slot is also listed in used[base + fill[list_index]++], so that the table can be read
-    and emptied in time proportional to its entries (the large global tables of heavy vertices)."""
+def _slot_of(keys, base, mask, u):
+    """The slot of u in the open-addressing table keys[base:base + mask + 1] (int32, -1 empty; shared or global
+    memory), claimed by compare-and-swap when u is not there yet: (slot from base, or -1 when every slot
+    holds another vertex; whether this thread claimed it)."""
     slot = (int64(u) * 2654435761) & mask
     for _ in range(mask + 1):
         key = keys[base + slot]
+        claimed = False
         if key == -1:
             key = cuda.atomic.cas(keys, base + slot, -1, u)
-            if key == -1:
+            claimed = key == -1
+            if claimed:
                 key = u
-                if list_index >= 0:
-                    used[base + cuda.atomic.add(fill, list_index, 1)] = slot
         if key == u:
-            cuda.atomic.add(values, base + slot, amount)
-            return True
+            return slot, claimed
         slot = (slot + 1) & mask
-    return False
+    return int64(-1), False
 
 
 @cuda.jit(device=True, inline=True)
-def _rate_rows(net, owner, table, lane, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
-               ratings, keys, values, mask, used, fill, list_index):
-    """MONDRIAAN-PARALLEL for one row per lane (Fig. 5): this lane's row is ``net`` (-1 for none) of vertex
-    ``owner``, whose table starts at ``table``. The planner gives every lane an equal share of all rows'
-    pins; each pin u != owner adds the net's rating to S(u) in the owner's table (LAMBDA1, Fig. 8).
-    Called by every lane of the warp; tables have mask + 1 slots and are sized never to fill up
-    (``used``, ``fill``, ``list_index``: see ``_table_add``)."""
+def _global_table_add(keys, values, base, mask, u, amount, used, fill, list_index):
+    """Add ``amount`` to the score of u in a table in global memory (``_slot_of``; int64 scores); False when
+    the table is full. A newly claimed slot is also listed in used[base + fill[list_index]++], so that the
+    table can be read and emptied in time proportional to its entries."""
+    slot, claimed = _slot_of(keys, base, mask, u)
+    if slot < 0:
+        return False
+    if claimed:
+        used[base + cuda.atomic.add(fill, list_index, 1)] = slot
+    cuda.atomic.add(values, base + slot, amount)
+    return True
+
+
+@cuda.jit(device=True, inline=True)
+def _shared_table_add(keys, low, high, base, mask, u, amount):
+    """Add ``amount`` (int64 >= 0) to the score of u in a table in shared memory (``_slot_of``); False when
+    the table is full. Each score is held as two uint32 halves, low and high: the adds are then native 32-bit
+    shared atomics (a 64-bit one is a compare-and-swap loop), and the high half takes the carry out of each
+    low add plus amount's own high bits, so the sum stays exact. Read a score with ``_table_score``."""
+    slot, claimed = _slot_of(keys, base, mask, u)
+    if slot < 0:
+        return False
+    amount_low = uint32(amount & LOW32)
+    old = cuda.atomic.add(low, base + slot, amount_low)
+    carry = (amount >> 32) + ((int64(old) + int64(amount_low)) >> 32)
+    if carry != 0:
+        cuda.atomic.add(high, base + slot, uint32(carry))
+    return True
+
+
+@cuda.jit(device=True, inline=True)
+def _table_score(low, high, slot):
+    """The int64 score that ``_shared_table_add`` holds in halves."""
+    return (int64(high[slot]) << 32) | int64(low[slot])
+
+
+@cuda.jit(device=True, inline=True)
+def _rate_position(position, state, row_spans, row_ids, pin_vertices, ratings, keys, values, high, mask, used, fill,
+                   list_index):
+    """One step of ``_rate_rows``: the pin at ``position`` of the rows laid end to end. ``state`` holds the
+    current row's (index, end, first pin - first position, owner, table, rating), loaded when the lane
+    enters a row; returns it for the next position."""
+    row, end, row_pins, row_owner, row_table, row_rating = state
+    if position >= end:
+        row = warp_next_row(position, row, row_spans[ROW_END])
+        end = row_spans[ROW_END, row]
+        row_pins = row_spans[ROW_PINS, row]
+        row_owner = int64(row_ids[ROW_OWNER, row])
+        row_table = int64(row_ids[ROW_TABLE, row])
+        row_rating = ratings[row_ids[ROW_NET, row]]
+    u = pin_vertices[row_pins + position]
+    if u != row_owner:
+        if list_index >= 0:
+            _global_table_add(keys, values, row_table, mask, u, row_rating, used, fill, list_index)
+        else:
+            _shared_table_add(keys, values, high, row_table, mask, u, row_rating)
+    return row, end, row_pins, row_owner, row_table, row_rating
+
+
+@cuda.jit(device=True, inline=True)
+def _rate_rows(net, owner, table, lane, rows, row_spans, row_ids, net_offsets, pin_vertices, ratings, keys, values,
+               high, mask, used, fill, list_index):
+    """MONDRIAAN-PARALLEL for one row per lane (Figs. 5 and 8): this lane's row is ``net`` (-1 for none) of
+    vertex ``owner``, whose table starts at ``table``. The lanes share all rows' pins laid end to end
+    (:func:`hgpart.cuda.warp.warp_schedule`: strided over long nets, Fig. 5's contiguous shares over short
+    ones), and each pin u != owner adds the net's rating to S(u) in the owner's table (LAMBDA1, Fig. 8).
+
+    Called by every lane of the warp; ``row_spans`` and ``row_ids`` are the block's int64[2, rows] and
+    int32[3, rows] shared arrays, this warp's columns from ``rows``. Tables have mask + 1 slots and are
+    sized never to fill up. A shared table (``list_index`` -1; ``used`` and ``fill`` unused) holds its
+    scores in halves (``values``, ``high``: see ``_shared_table_add``); a global table (``list_index`` >= 0;
+    ``high`` unused) holds int64 ``values`` and lists its claimed slots (``used``, ``fill``: see
+    ``_global_table_add``)."""
     length = int64(0)
     start = int64(0)
     if net >= 0:
         start = net_offsets[net]
         length = net_offsets[net + 1] - start
-    row_net[rows + lane] = net
-    row_start[rows + lane] = start
-    row_owner[rows + lane] = owner
-    row_table[rows + lane] = table
+    row_end = row_spans[ROW_END]
+    row_first, first, stop, step, start_row = warp_schedule(length, lane, row_end, rows)
+    row_spans[ROW_PINS, rows + lane] = start - row_first  # position t of the rows laid end to end: pin t + this
+    row_ids[ROW_OWNER, rows + lane] = owner
+    row_ids[ROW_TABLE, rows + lane] = table
+    row_ids[ROW_NET, rows + lane] = net
     cuda.syncwarp(FULL_MASK)
-    start_row, start_col, end_row, end_col, total = warp_plan(length, lane)
-    row = start_row
-    col = start_col
-    while row < end_row or (row == end_row and col < end_col):
-        net = row_net[rows + row]
-        if net < 0 or col >= net_offsets[net + 1] - net_offsets[net]:
-            row += 1
-            col = 0
-            continue
-        u = pin_vertices[row_start[rows + row] + col]
-        if u != row_owner[rows + row]:
-            _table_add(keys, values, row_table[rows + row], mask, u, ratings[net], used, fill, list_index)
-        col += 1
+    state = (int64(rows + start_row), int64(0), int64(0), int64(-1), int64(0), int64(0))
+    if step == 1:  # two loops, each with a constant step: a variable one costs a 64-bit division per call
+        for position in range(first, stop):
+            state = _rate_position(position, state, row_spans, row_ids, pin_vertices, ratings, keys, values, high,
+                                   mask, used, fill, list_index)
+    else:
+        for position in range(first, stop, WARP_SIZE):
+            state = _rate_position(position, state, row_spans, row_ids, pin_vertices, ratings, keys, values, high,
+                                   mask, used, fill, list_index)
     cuda.syncwarp(FULL_MASK)
 
 
@@ -155,22 +231,23 @@ def _consider(v, u, score, best_score, best_priority, best):
 
 
 @cuda.jit(device=True, inline=True)
-def _best_in_table(v, keys, values, base, first, stride, count, vertex_weights, merge_key, partner, cluster_weight,
-                   max_weight, weight_penalty, only_unmatched):
-    """This thread's best candidate among slots first, first + stride, ... < count of the table, with the
-    CPU's scores and tie order; the slots it reads are emptied for the next vertex. Returns (score,
-    priority, id or -1)."""
+def _best_in_table(v, keys, low, high, base, first, stride, count, vertex_weights, merge_key, partner,
+                   cluster_weight, max_weight, weight_penalty, only_unmatched):
+    """This thread's best candidate among slots first, first + stride, ... < count of a shared table
+    (``_shared_table_add``), with the CPU's scores and tie order; the slots it reads are emptied for the next
+    vertex. Returns (score, priority, id or -1)."""
     best = int32(-1)
     best_score = float64(0.0)
     best_priority = int64(0)
-    for slot in range(first, count, stride):
-        u = keys[base + slot]
+    for slot in range(base + first, base + count, stride):
+        u = keys[slot]
         if u >= 0:
-            score = candidate_score_gpu(v, u, values[base + slot], vertex_weights, merge_key, partner,
+            score = candidate_score_gpu(v, u, _table_score(low, high, slot), vertex_weights, merge_key, partner,
                                         cluster_weight, max_weight, weight_penalty, only_unmatched)
             best_score, best_priority, best = _consider(v, u, score, best_score, best_priority, best)
-            keys[base + slot] = -1
-            values[base + slot] = 0
+            keys[slot] = -1
+            low[slot] = 0
+            high[slot] = 0
     return best_score, best_priority, best
 
 
@@ -206,18 +283,18 @@ def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_ne
     in :func:`propose_on_device`.
     """
     keys = cuda.shared.array(POOL_BLOCK_TABLE, int32)
-    values = cuda.shared.array(POOL_BLOCK_TABLE, int64)
-    row_net = cuda.shared.array(POOL_BLOCK_ROWS, int32)
-    row_start = cuda.shared.array(POOL_BLOCK_ROWS, int64)
-    row_owner = cuda.shared.array(POOL_BLOCK_ROWS, int32)
-    row_table = cuda.shared.array(POOL_BLOCK_ROWS, int64)
+    low = cuda.shared.array(POOL_BLOCK_TABLE, uint32)
+    high = cuda.shared.array(POOL_BLOCK_TABLE, uint32)
+    row_spans = cuda.shared.array((2, POOL_BLOCK_ROWS), int64)
+    row_ids = cuda.shared.array((3, POOL_BLOCK_ROWS), int32)
     lane = cuda.threadIdx.x % WARP_SIZE
     warp_in_block = cuda.threadIdx.x // WARP_SIZE
     base = warp_in_block * POOL_TABLE
     rows = warp_in_block * WARP_SIZE
     for slot in range(lane, POOL_TABLE, WARP_SIZE):
         keys[base + slot] = -1
-        values[base + slot] = 0
+        low[base + slot] = 0
+        high[base + slot] = 0
     cuda.syncwarp(FULL_MASK)
     for group in range(cuda.blockIdx.x * POOL_WARPS + warp_in_block, group_starts[POOL_BINS],
                        cuda.gridDim.x * POOL_WARPS):
@@ -257,11 +334,11 @@ def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_ne
                 net = incident_nets[q]
                 if ratings[net] == 0:
                     net = int32(-1)
-            _rate_rows(net, v, table, lane, rows, row_net, row_start, row_owner, row_table, net_offsets,
-                       pin_vertices, ratings, keys, values, slots - 1, row_table, row_table, -1)
-        best_score, best_priority, best = _best_in_table(v, keys, values, table, sub, width, slots, vertex_weights,
-                                                         merge_key, partner, cluster_weight, max_weight,
-                                                         weight_penalty, only_unmatched)
+            _rate_rows(net, v, table, lane, rows, row_spans, row_ids, net_offsets, pin_vertices, ratings, keys, low,
+                       high, slots - 1, keys, keys, -1)
+        best_score, best_priority, best = _best_in_table(v, keys, low, high, table, sub, width, slots,
+                                                         vertex_weights, merge_key, partner, cluster_weight,
+                                                         max_weight, weight_penalty, only_unmatched)
         best_score, best_priority, best = warp_argmax(best_score, best_priority, best, width)
         if sub == 0 and v >= 0:
             proposals[v] = best
@@ -273,17 +350,17 @@ def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets
                         merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
                         wide_vertices, neighbour_bound, proposals):
     """proposals[v] for v in ``wide_vertices`` (bin 5, b <= 1024): a warp (and block) per vertex, its
-    incident nets 32 at a time through the Fig. 5 planner, 2^ceil(log2(2 b)) slots of a shared table."""
+    incident nets 32 at a time (``_rate_rows``), 2^ceil(log2(2 b)) slots of a shared table."""
     keys = cuda.shared.array(WIDE_TABLE, int32)
-    values = cuda.shared.array(WIDE_TABLE, int64)
-    row_net = cuda.shared.array(WARP_SIZE, int32)
-    row_start = cuda.shared.array(WARP_SIZE, int64)
-    row_owner = cuda.shared.array(WARP_SIZE, int32)
-    row_table = cuda.shared.array(WARP_SIZE, int64)
+    low = cuda.shared.array(WIDE_TABLE, uint32)
+    high = cuda.shared.array(WIDE_TABLE, uint32)
+    row_spans = cuda.shared.array((2, WARP_SIZE), int64)
+    row_ids = cuda.shared.array((3, WARP_SIZE), int32)
     lane = cuda.threadIdx.x
     for slot in range(lane, WIDE_TABLE, WARP_SIZE):
         keys[slot] = -1
-        values[slot] = 0
+        low[slot] = 0
+        high[slot] = 0
     cuda.syncwarp(FULL_MASK)
     for index in range(cuda.blockIdx.x, wide_vertices.shape[0], cuda.gridDim.x):
         v = wide_vertices[index]
@@ -302,11 +379,11 @@ def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets
                 net = incident_nets[q]
                 if ratings[net] == 0:
                     net = int32(-1)
-            _rate_rows(net, v, 0, lane, 0, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
-                       ratings, keys, values, slots - 1, row_table, row_table, -1)
-        best_score, best_priority, best = _best_in_table(v, keys, values, 0, lane, WARP_SIZE, slots, vertex_weights,
-                                                         merge_key, partner, cluster_weight, max_weight,
-                                                         weight_penalty, only_unmatched)
+            _rate_rows(net, v, 0, lane, 0, row_spans, row_ids, net_offsets, pin_vertices, ratings, keys, low, high,
+                       slots - 1, keys, keys, -1)
+        best_score, best_priority, best = _best_in_table(v, keys, low, high, 0, lane, WARP_SIZE, slots,
+                                                         vertex_weights, merge_key, partner, cluster_weight,
+                                                         max_weight, weight_penalty, only_unmatched)
         best_score, best_priority, best = warp_argmax(best_score, best_priority, best)
         if lane == 0:
             proposals[v] = best
@@ -314,8 +391,8 @@ def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets
 
 
 @cuda.jit(device=True, inline=True)
-def _rate_nets(v, first, end, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
-               incident_nets, ratings, keys, values, mask):
+def _rate_nets(v, first, end, rows, row_spans, row_ids, net_offsets, pin_vertices, incident_nets, ratings, keys, low,
+               high, mask):
     """A block rates v's incident nets first .. end - 1 into its shared table (mask + 1 slots, sized never to
     fill): each warp takes 32 nets at a time through ``_rate_rows``."""
     lane = cuda.threadIdx.x % WARP_SIZE
@@ -326,8 +403,8 @@ def _rate_nets(v, first, end, rows, row_net, row_start, row_owner, row_table, ne
             net = incident_nets[q]
             if ratings[net] == 0:
                 net = int32(-1)
-        _rate_rows(net, v, 0, lane, rows, row_net, row_start, row_owner, row_table, net_offsets, pin_vertices,
-                   ratings, keys, values, mask, row_table, row_table, -1)
+        _rate_rows(net, v, 0, lane, rows, row_spans, row_ids, net_offsets, pin_vertices, ratings, keys, low, high, mask,
+                   keys, keys, -1)
 
 
 @cuda.jit(device=True, inline=True)
@@ -361,21 +438,22 @@ def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_net
                          merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
                          block_vertices, neighbour_bound, proposals):
     """proposals[v] for v in ``block_vertices`` (1024 < b <= 4096): a block per vertex, each warp rating 32 of
-    its incident nets at a time through the Fig. 5 planner into 2^ceil(log2(2 b)) slots of a shared table
+    its incident nets at a time (``_rate_rows``) into 2^ceil(log2(2 b)) slots of a shared table
     (keys static, scores in BLOCK_TABLE * 8 bytes of dynamic shared memory), then a block argmax."""
     keys = cuda.shared.array(BLOCK_TABLE, int32)
-    values = cuda.shared.array(0, int64)
-    row_net = cuda.shared.array(HEAVY_BLOCK, int32)
-    row_start = cuda.shared.array(HEAVY_BLOCK, int64)
-    row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
-    row_table = cuda.shared.array(HEAVY_BLOCK, int64)
+    scores = cuda.shared.array(0, uint32)
+    low = scores[:BLOCK_TABLE]
+    high = scores[BLOCK_TABLE:]
+    row_spans = cuda.shared.array((2, HEAVY_BLOCK), int64)
+    row_ids = cuda.shared.array((3, HEAVY_BLOCK), int32)
     warp_scores = cuda.shared.array(HEAVY_WARPS, float64)
     warp_priorities = cuda.shared.array(HEAVY_WARPS, int64)
     warp_best = cuda.shared.array(HEAVY_WARPS, int32)
     rows = cuda.threadIdx.x // WARP_SIZE * WARP_SIZE
     for slot in range(cuda.threadIdx.x, BLOCK_TABLE, HEAVY_BLOCK):
         keys[slot] = -1
-        values[slot] = 0
+        low[slot] = 0
+        high[slot] = 0
     cuda.syncthreads()
     for index in range(cuda.blockIdx.x, block_vertices.shape[0], cuda.gridDim.x):
         v = block_vertices[index]
@@ -386,10 +464,10 @@ def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_net
         if _keeps_proposal(v, partner, proposals, rerate_only):
             continue
         slots = _table_slots(neighbour_bound[v])
-        _rate_nets(v, vertex_offsets[v], vertex_offsets[v + 1], rows, row_net, row_start, row_owner, row_table,
-                   net_offsets, pin_vertices, incident_nets, ratings, keys, values, slots - 1)
+        _rate_nets(v, vertex_offsets[v], vertex_offsets[v + 1], rows, row_spans, row_ids, net_offsets, pin_vertices,
+                   incident_nets, ratings, keys, low, high, slots - 1)
         cuda.syncthreads()
-        best_score, best_priority, best = _best_in_table(v, keys, values, 0, cuda.threadIdx.x, HEAVY_BLOCK, slots,
+        best_score, best_priority, best = _best_in_table(v, keys, low, high, 0, cuda.threadIdx.x, HEAVY_BLOCK, slots,
                                                          vertex_weights, merge_key, partner, cluster_weight,
                                                          max_weight, weight_penalty, only_unmatched)
         best = _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities, warp_best)
@@ -403,20 +481,20 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
                       item_first, table_offsets, table_keys, table_values, table_used, table_fill, skip):
     """The rating of vertices with much work but few possible neighbours (b > 8192, bound <= 1024: the
     paper's synthetic columns), split into work items of SPLIT_NETS incident nets, a block each: the block's
-    warps rate their nets 32 at a time (Fig. 5) into a table in shared memory, then the block adds the
+    warps rate their nets 32 at a time (``_rate_rows``) into a table in shared memory, then the block adds the
     table's entries to the vertex's global table (one global atomic per distinct neighbour and item, not
     per pin). Tables as in ``heavy_rate_kernel``; the global table of heavy_vertices[j] has at most
     SPLIT_TABLE slots."""
     keys = cuda.shared.array(SPLIT_TABLE, int32)
-    values = cuda.shared.array(SPLIT_TABLE, int64)
-    row_net = cuda.shared.array(HEAVY_BLOCK, int32)
-    row_start = cuda.shared.array(HEAVY_BLOCK, int64)
-    row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
-    row_table = cuda.shared.array(HEAVY_BLOCK, int64)
+    low = cuda.shared.array(SPLIT_TABLE, uint32)
+    high = cuda.shared.array(SPLIT_TABLE, uint32)
+    row_spans = cuda.shared.array((2, HEAVY_BLOCK), int64)
+    row_ids = cuda.shared.array((3, HEAVY_BLOCK), int32)
     rows = cuda.threadIdx.x // WARP_SIZE * WARP_SIZE
     for slot in range(cuda.threadIdx.x, SPLIT_TABLE, HEAVY_BLOCK):
         keys[slot] = -1
-        values[slot] = 0
+        low[slot] = 0
+        high[slot] = 0
     cuda.syncthreads()
     for item in range(cuda.blockIdx.x, item_vertex.shape[0], cuda.gridDim.x):
         j = item_vertex[item]
@@ -425,16 +503,17 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
         v = heavy_vertices[j]
         base = table_offsets[j]
         slots = table_offsets[j + 1] - base
-        _rate_nets(v, item_first[item], min(item_first[item] + SPLIT_NETS, vertex_offsets[v + 1]), rows, row_net,
-                   row_start, row_owner, row_table, net_offsets, pin_vertices, incident_nets, ratings, keys, values,
-                   slots - 1)
+        _rate_nets(v, item_first[item], min(item_first[item] + SPLIT_NETS, vertex_offsets[v + 1]), rows, row_spans,
+                   row_ids, net_offsets, pin_vertices, incident_nets, ratings, keys, low, high, slots - 1)
         cuda.syncthreads()
         for slot in range(cuda.threadIdx.x, slots, HEAVY_BLOCK):
             u = keys[slot]
             if u >= 0:
-                _table_add(table_keys, table_values, base, slots - 1, u, values[slot], table_used, table_fill, j)
+                _global_table_add(table_keys, table_values, base, slots - 1, u, _table_score(low, high, slot),
+                                  table_used, table_fill, j)
                 keys[slot] = -1
-                values[slot] = 0
+                low[slot] = 0
+                high[slot] = 0
         cuda.syncthreads()
 
 
@@ -446,10 +525,8 @@ def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
     vertex's table table_offsets[j] .. table_offsets[j + 1] in global memory (keys -1, values 0 when empty;
     the claimed slots listed in table_used from the same offset, table_fill[j] of them). Vertices with
     skip[j] set (see ``heavy_listed_kernel``) are skipped."""
-    row_net = cuda.shared.array(HEAVY_BLOCK, int32)
-    row_start = cuda.shared.array(HEAVY_BLOCK, int64)
-    row_owner = cuda.shared.array(HEAVY_BLOCK, int32)
-    row_table = cuda.shared.array(HEAVY_BLOCK, int64)
+    row_spans = cuda.shared.array((2, HEAVY_BLOCK), int64)
+    row_ids = cuda.shared.array((3, HEAVY_BLOCK), int32)
     lane = cuda.threadIdx.x % WARP_SIZE
     warp = cuda.threadIdx.x // WARP_SIZE
     rows = warp * WARP_SIZE
@@ -464,9 +541,9 @@ def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
             net = incident_nets[q]
             if ratings[net] == 0:
                 net = int32(-1)
-        _rate_rows(net, v, table_offsets[j], lane, rows, row_net, row_start, row_owner, row_table, net_offsets,
-                   pin_vertices, ratings, table_keys, table_values, table_offsets[j + 1] - table_offsets[j] - 1,
-                   table_used, table_fill, j)
+        _rate_rows(net, v, table_offsets[j], lane, rows, row_spans, row_ids, net_offsets, pin_vertices, ratings,
+                   table_keys, table_values, table_values, table_offsets[j + 1] - table_offsets[j] - 1, table_used,
+                   table_fill, j)
 
 
 @cuda.jit(device=True, inline=True)

@@ -69,3 +69,15 @@ def entries_of_lane(plan: dict, lane: int) -> list[tuple[int, int]]:
         else:
             row, col = row + 1, 0
     return pairs
+
+
+def schedule_model(lengths, width: int | None = None) -> list[list[int]]:
+    """The positions each lane takes under :func:`hgpart.cuda.warp.warp_schedule`, the rows laid end to end
+    (row r's entries at b'(r) .. b(r) - 1): strided (lane, lane + w, ...) when the rows hold w entries or
+    more on average (S >= w times the non-empty rows), else Fig. 5's contiguous shares L(l - 1) .. L(l) - 1."""
+    a = np.asarray(lengths, dtype=np.int64)
+    width = a.shape[0] if width is None else width
+    total = int(a.sum())
+    if total >= width * int(np.count_nonzero(a)):
+        return [list(range(lane, total, width)) for lane in range(width)]
+    return [list(range(lane * total // width, (lane + 1) * total // width)) for lane in range(width)]

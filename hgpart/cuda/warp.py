@@ -1,4 +1,4 @@
-"""All warp-level code: shuffle scans, broadcasts, reductions and the task planner (seed 000 Fig. 5).
+"""All warp-level code: shuffle scans, broadcasts, reductions and the task planners (seed 000 Fig. 5).
 
 Written for full warps (mask 0xffffffff, uniform control flow around every shuffle), so that the numpy
 model in :mod:`hgpart.cuda.planner_model` and these device functions agree step by step. The CUDA
@@ -122,7 +122,12 @@ def warp_plan(length, lane):
     numbered by lane; S is the warp's total. L = floor((l + 1) S / 32), so shares differ by at most one
     (the figure's ceil(S / 32) (l + 1) agrees whenever 32 divides S; see the numpy model).
     """
-    inclusive = warp_inclusive_scan(int64(length), lane)
+    return _plan_from_scan(warp_inclusive_scan(int64(length), lane), length, lane)
+
+
+@cuda.jit(device=True, inline=True)
+def _plan_from_scan(inclusive, length, lane):
+    """:func:`warp_plan` from lines 7 on, given the inclusive scan of line 6."""
     total = warp_broadcast(inclusive, WARP_SIZE - 1)
     exclusive = inclusive - length
     limit = (lane + 1) * total // WARP_SIZE
@@ -134,3 +139,36 @@ def warp_plan(length, lane):
         start_row = int32(0)
         start_col = int64(0)
     return start_row, start_col, end_row, end_col, total
+
+
+@cuda.jit(device=True, inline=True)
+def warp_schedule(length, lane, row_end, rows):
+    """This lane's share of the warp's rows laid end to end (row r's entries at positions row_end[rows + r]
+    - a(r) .. row_end[rows + r] - 1), chosen from the rows' lengths; ``length`` is a(l) of this lane's row.
+
+    * Rows of 32 entries or more on average: strided, the positions lane, lane + 32, ... < S. At each
+      step the warp reads 32 consecutive entries of a row (coalesced loads).
+    * Shorter rows: Fig. 5's contiguous shares (:func:`warp_plan`), the positions L(l - 1) .. L(l) - 1,
+      which cross few rows per lane (the strided order would change row at nearly every entry).
+
+    Either way shares differ by at most one entry. Writes the inclusive scan of the lengths to
+    row_end[rows + lane] and returns (this row's first position, first, stop, step, start row): the lane
+    takes positions range(first, stop, step), the first of them in row ``start row`` (numbered from 0).
+    The caller syncs the warp before :func:`warp_next_row` reads row_end. Called by every lane.
+    """
+    inclusive = warp_inclusive_scan(int64(length), lane)
+    row_end[rows + lane] = inclusive
+    total = warp_broadcast(inclusive, WARP_SIZE - 1)
+    if total >= WARP_SIZE * cuda.popc(cuda.ballot_sync(FULL_MASK, length > 0)):  # uniform in the warp
+        return inclusive - length, int64(lane), total, int64(WARP_SIZE), int32(0)
+    start_row, start_col, end_row, end_col, total = _plan_from_scan(inclusive, length, lane)
+    return inclusive - length, lane * total // WARP_SIZE, (lane + 1) * total // WARP_SIZE, int64(1), start_row
+
+
+@cuda.jit(device=True, inline=True)
+def warp_next_row(position, row, row_end):
+    """The row (an index into ``row_end``) holding entry ``position`` of a :func:`warp_schedule`, searched
+    forward from ``row``: a lane's positions only grow, so each row is passed once."""
+    while row_end[row] <= position:
+        row += 1
+    return row
