@@ -13,9 +13,12 @@ A warp rates up to 32 nets at once, one per lane, their pins laid end to end and
 :func:`hgpart.cuda.warp.warp_schedule`: when the nets hold 32 pins or more on average, lane l takes pins
 l, l + 32, ..., so that the warp reads 32 consecutive pins at each step; shorter nets are split by the Fig. 5
 planner's contiguous shares, which cross fewer nets per lane. On the synthetic matrix below, the strided
-order and the halves together took a round from 178 ms to 95 ms (324 -> 606 GB/s of pins read). The work w of a vertex is the pins of its rated
-nets; its bound b = min(w, rated vertices - 1) caps its distinct neighbours. Vertices are binned by both
-(logarithmic binning, chosen at run time from the level's degree distribution):
+order, the halves and unsigned indices in the hot loop (numba tests every signed index for a negative value)
+took a round from 178 ms to 89 ms (324 -> 649 GB/s of pins read).
+
+The work w of a vertex is the pins of its rated nets; its bound b = min(w, rated vertices - 1) caps its
+distinct neighbours. Vertices are binned by both (logarithmic binning, chosen at run time from the level's
+degree distribution):
 
 * ``pooled_propose_kernel``, b <= 256: several vertices per warp (16 >> k vertices with b <= 16 << k, for
   bins k = 0..4; seed 000 Sec. VIII's proposed fix for evenly connected inputs). Every lane of the warp
@@ -57,7 +60,7 @@ import math
 import time
 
 import numpy as np
-from numba import cuda, float64, int32, int64, uint32
+from numba import cuda, float64, int32, int64, uint32, uint64
 
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, count_nonzero, grid,
                            kernel_view, scalar, to_device, to_host, xp)
@@ -102,59 +105,46 @@ ROW_OWNER, ROW_TABLE, ROW_NET = range(3)  # the int32 row_ids shared arrays (eve
 
 
 @cuda.jit(device=True, inline=True)
-def _slot_of(keys, base, mask, u):
-    """The slot of u in the open-addressing table keys[base:base + mask + 1] (int32, -1 empty; shared or global
-    memory), claimed by compare-and-swap when u is not there yet: (slot from base, or -1 when every slot
-    holds another vertex; whether this thread claimed it)."""
+def _table_add(keys, values, high, base, mask, u, amount, used, fill, list_index):
+    """Add ``amount`` (int64 >= 0) to the score of u in the open-addressing table keys[base:base + mask + 1]
+    (int32, -1 empty), claiming a slot by compare-and-swap when u is new; False when every slot holds
+    another vertex.
+
+    ``list_index`` -1: a table in shared memory, each score held as two uint32 halves, low in ``values`` and
+    high in ``high``. The adds are then native 32-bit shared atomics (a 64-bit one is a compare-and-swap
+    loop), and the high half takes the carry out of each low add plus amount's own high bits, so the sum
+    stays exact; read a score with ``_table_score``. ``used`` and ``fill`` are unused.
+    ``list_index`` >= 0: a table in global memory, int64 ``values`` (``high`` unused); a newly claimed slot
+    is listed in used[base + fill[list_index]++], so that the table can be read and emptied in time
+    proportional to its entries. (One function with a branch that the shared kernels' constant -1
+    removes: the probe loop written once ran 3% slower on the synthetic matrix when it returned the slot.)"""
     slot = (int64(u) * 2654435761) & mask
     for _ in range(mask + 1):
-        key = keys[base + slot]
-        claimed = False
+        index = uint64(base + slot)  # unsigned: no test for a negative index (7% of a round on the synthetic)
+        key = keys[index]
         if key == -1:
-            key = cuda.atomic.cas(keys, base + slot, -1, u)
-            claimed = key == -1
-            if claimed:
+            key = cuda.atomic.cas(keys, index, -1, u)
+            if key == -1:
                 key = u
+                if list_index >= 0:
+                    used[base + cuda.atomic.add(fill, list_index, 1)] = slot
         if key == u:
-            return slot, claimed
+            if list_index >= 0:
+                cuda.atomic.add(values, index, amount)
+            else:
+                amount_low = uint32(amount & LOW32)
+                old = cuda.atomic.add(values, index, amount_low)
+                carry = (amount >> 32) + ((int64(old) + int64(amount_low)) >> 32)
+                if carry != 0:
+                    cuda.atomic.add(high, index, uint32(carry))
+            return True
         slot = (slot + 1) & mask
-    return int64(-1), False
-
-
-@cuda.jit(device=True, inline=True)
-def _global_table_add(keys, values, base, mask, u, amount, used, fill, list_index):
-    """Add ``amount`` to the score of u in a table in global memory (``_slot_of``; int64 scores); False when
-    the table is full. A newly claimed slot is also listed in used[base + fill[list_index]++], so that the
-    table can be read and emptied in time proportional to its entries."""
-    slot, claimed = _slot_of(keys, base, mask, u)
-    if slot < 0:
-        return False
-    if claimed:
-        used[base + cuda.atomic.add(fill, list_index, 1)] = slot
-    cuda.atomic.add(values, base + slot, amount)
-    return True
-
-
-@cuda.jit(device=True, inline=True)
-def _shared_table_add(keys, low, high, base, mask, u, amount):
-    """Add ``amount`` (int64 >= 0) to the score of u in a table in shared memory (``_slot_of``); False when
-    the table is full. Each score is held as two uint32 halves, low and high: the adds are then native 32-bit
-    shared atomics (a 64-bit one is a compare-and-swap loop), and the high half takes the carry out of each
-    low add plus amount's own high bits, so the sum stays exact. Read a score with ``_table_score``."""
-    slot, claimed = _slot_of(keys, base, mask, u)
-    if slot < 0:
-        return False
-    amount_low = uint32(amount & LOW32)
-    old = cuda.atomic.add(low, base + slot, amount_low)
-    carry = (amount >> 32) + ((int64(old) + int64(amount_low)) >> 32)
-    if carry != 0:
-        cuda.atomic.add(high, base + slot, uint32(carry))
-    return True
+    return False
 
 
 @cuda.jit(device=True, inline=True)
 def _table_score(low, high, slot):
-    """The int64 score that ``_shared_table_add`` holds in halves."""
+    """The int64 score that ``_table_add`` holds in halves in a shared table."""
     return (int64(high[slot]) << 32) | int64(low[slot])
 
 
@@ -172,12 +162,9 @@ def _rate_position(position, state, row_spans, row_ids, pin_vertices, ratings, k
         row_owner = int64(row_ids[ROW_OWNER, row])
         row_table = int64(row_ids[ROW_TABLE, row])
         row_rating = ratings[row_ids[ROW_NET, row]]
-    u = pin_vertices[row_pins + position]
+    u = pin_vertices[uint64(row_pins + position)]  # unsigned: numba wraps only signed indices
     if u != row_owner:
-        if list_index >= 0:
-            _global_table_add(keys, values, row_table, mask, u, row_rating, used, fill, list_index)
-        else:
-            _shared_table_add(keys, values, high, row_table, mask, u, row_rating)
+        _table_add(keys, values, high, row_table, mask, u, row_rating, used, fill, list_index)
     return row, end, row_pins, row_owner, row_table, row_rating
 
 
@@ -192,9 +179,9 @@ def _rate_rows(net, owner, table, lane, rows, row_spans, row_ids, net_offsets, p
     Called by every lane of the warp; ``row_spans`` and ``row_ids`` are the block's int64[2, rows] and
     int32[3, rows] shared arrays, this warp's columns from ``rows``. Tables have mask + 1 slots and are
     sized never to fill up. A shared table (``list_index`` -1; ``used`` and ``fill`` unused) holds its
-    scores in halves (``values``, ``high``: see ``_shared_table_add``); a global table (``list_index`` >= 0;
+    scores in halves (``values``, ``high``: see ``_table_add``); a global table (``list_index`` >= 0;
     ``high`` unused) holds int64 ``values`` and lists its claimed slots (``used``, ``fill``: see
-    ``_global_table_add``)."""
+    ``_table_add``)."""
     length = int64(0)
     start = int64(0)
     if net >= 0:
@@ -234,7 +221,7 @@ def _consider(v, u, score, best_score, best_priority, best):
 def _best_in_table(v, keys, low, high, base, first, stride, count, vertex_weights, merge_key, partner,
                    cluster_weight, max_weight, weight_penalty, only_unmatched):
     """This thread's best candidate among slots first, first + stride, ... < count of a shared table
-    (``_shared_table_add``), with the CPU's scores and tie order; the slots it reads are emptied for the next
+    (``_table_add``), with the CPU's scores and tie order; the slots it reads are emptied for the next
     vertex. Returns (score, priority, id or -1)."""
     best = int32(-1)
     best_score = float64(0.0)
@@ -509,8 +496,8 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
         for slot in range(cuda.threadIdx.x, slots, HEAVY_BLOCK):
             u = keys[slot]
             if u >= 0:
-                _global_table_add(table_keys, table_values, base, slots - 1, u, _table_score(low, high, slot),
-                                  table_used, table_fill, j)
+                _table_add(table_keys, table_values, table_values, base, slots - 1, u, _table_score(low, high, slot),
+                           table_used, table_fill, j)
                 keys[slot] = -1
                 low[slot] = 0
                 high[slot] = 0
@@ -831,7 +818,9 @@ class DevicePlan:
             items = -(-degrees[start:stop] // nets_per_item)
             item_vertex = np.repeat(np.arange(count, dtype=np.int32), items)
             rank = np.arange(item_vertex.shape[0], dtype=np.int64) - np.repeat(np.cumsum(items) - items, items)
-            vertices = heavy[start:stop]
+            order = np.argsort(rank, kind="stable")  # item r of every vertex before item r + 1 of any: incident
+            item_vertex, rank = item_vertex[order], rank[order]  # nets are sorted, so the blocks running at once
+            vertices = heavy[start:stop]                          # read pins of nearby nets (L2 reuse)
             item_vertex_d = to_device(item_vertex)
             item_first = self.level["vertex_offsets"][vertices[item_vertex_d]] + to_device(rank * nets_per_item)
             batches.append({"vertices": vertices, "table_offsets": to_device(table_offsets),
