@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from numba import cuda, int32, uint32  # module globals: the simulator swaps ``cuda`` in a kernel's globals
 
 from hgpart import Hypergraph, generate
 from hgpart.coarsening.matching import compute_clustering
@@ -181,6 +182,45 @@ def test_device_path_on_a_tiny_instance_equals_cpu(fixed_keys):
         np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=field)
 
 
+@pytest.mark.gpu
+def test_shared_tables_sum_large_scores_exactly():
+    """The uint32 halves of a shared table: amounts whose low halves overflow, and amounts of 2^32 and more,
+    added by many threads into a few keys, read back exactly. (The comparisons with the CPU above never
+    leave 32 bits, so they would not see a lost carry.)"""
+    from hgpart.coarsening.gpu_matching import _table_add
+    from hgpart.cuda.primitives import halves_value
+
+    @cuda.jit
+    def add_kernel(vertices, amounts, slot_keys, slot_scores):
+        keys = cuda.shared.array(64, int32)
+        low = cuda.shared.array(64, uint32)
+        high = cuda.shared.array(64, uint32)
+        for slot in range(cuda.threadIdx.x, 64, cuda.blockDim.x):
+            keys[slot] = -1
+            low[slot] = 0
+            high[slot] = 0
+        cuda.syncthreads()
+        for index in range(cuda.threadIdx.x, vertices.shape[0], cuda.blockDim.x):
+            _table_add(keys, low, high, 0, 63, vertices[index], amounts[index], keys, keys, -1)
+        cuda.syncthreads()
+        for slot in range(cuda.threadIdx.x, 64, cuda.blockDim.x):
+            slot_keys[slot] = keys[slot]
+            slot_scores[slot] = halves_value(low, high, slot)
+
+    rng = np.random.default_rng(0)
+    vertices = rng.integers(0, 20, 2000).astype(np.int32)
+    amounts = rng.choice(np.array([2**32 - 2**20, 2**32 - 1, 3 * 2**33 + 12345, 7], dtype=np.int64), 2000)
+    slot_keys, slot_scores = cuda.device_array(64, np.int32), cuda.device_array(64, np.int64)
+    add_kernel[1, 64](cuda.to_device(vertices), cuda.to_device(amounts), slot_keys, slot_scores)
+    slot_keys, slot_scores = slot_keys.copy_to_host(), slot_scores.copy_to_host()
+    got = {int(key): int(score) for key, score in zip(slot_keys, slot_scores) if key >= 0}
+    expected = {}
+    for vertex, amount in zip(vertices.tolist(), amounts.tolist()):
+        expected[vertex] = expected.get(vertex, 0) + amount
+    assert got == expected
+    assert max(expected.values()) > 2**39
+
+
 def test_gpu_code_in_the_simulator():
     """The GPU kernels, run by numba's CUDA simulator with the warp intrinsics of tests/cudasim.py: the Fig. 5
     planner and reductions against the numpy model, the whole device coarsening against the CPU, the
@@ -198,7 +238,8 @@ def test_gpu_code_in_the_simulator():
     halves = {"4 passed": [f"{tiny}[False]", "tests/test_cudasim.py",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[False]",
                            "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model"],
-              "5 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+              "6 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+                           "tests/test_gpu_coarsening.py::test_shared_tables_sum_large_scores_exactly",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[True]",
                            "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
                            "tests/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"]}

@@ -1,13 +1,36 @@
-"""Element-wise device kernels shared by the GPU phases: scatters with atomics and pointer doubling.
+"""Element-wise device kernels shared by the GPU phases: scatters with atomics and pointer doubling; the
+64-bit shared-memory sum in two 32-bit halves.
 
 Every kernel is grid-stride, so any launch shape covers any size (the simulator runs tiny grids).
 """
 
 from __future__ import annotations
 
-from numba import cuda
+from numba import cuda, int64, uint32
 
 from .arrays import grid
+
+LOW_HALF = 0xFFFFFFFF
+
+
+@cuda.jit(device=True, inline=True)
+def add_halves(low, high, index, value):
+    """Atomically add int64 ``value`` to the sum held in halves at low[index] and high[index] (uint32 arrays,
+    in shared memory): one native 32-bit atomic add, and a second only when the low half carries or value
+    has high bits. A 64-bit atomic add in shared memory is a compare-and-swap loop on the H100
+    (ATOMS.CAST.SPIN.64), which queues when many lanes add to one address. Exact modulo 2^64; read the sum
+    with :func:`halves_value`."""
+    value_low = uint32(value & LOW_HALF)
+    old = cuda.atomic.add(low, index, value_low)
+    carry = (value >> 32) + ((int64(old) + int64(value_low)) >> 32)
+    if carry != 0:
+        cuda.atomic.add(high, index, uint32(carry & LOW_HALF))
+
+
+@cuda.jit(device=True, inline=True)
+def halves_value(low, high, index):
+    """The int64 sum that :func:`add_halves` holds at ``index``."""
+    return (int64(high[index]) << 32) | int64(low[index])
 
 
 @cuda.jit
