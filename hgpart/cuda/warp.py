@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from numba import cuda, int32, int64
 
+from .primitives import add_halves, halves_value
+
 WARP_SIZE = 32
 FULL_MASK = 0xFFFFFFFF
 
@@ -92,17 +94,20 @@ def warp_row_of(exclusive, position):
 
 
 @cuda.jit(device=True, inline=True)
-def warp_group_sum(key, value, partial, lane):
-    """Sum ``value`` over the lanes that hold the same ``key`` (``match_any_sync``). Returns (leader, total):
-    leader is True on the lowest lane of each group, and total is the group's sum on every lane of it.
-    ``partial`` is this warp's 32 int64 slots of shared memory."""
+def warp_group_sum(key, value, low, high, lane):
+    """Sum int64 ``value`` over the lanes that hold the same ``key`` (``match_any_sync``). Returns (leader,
+    total): leader is True on the lowest lane of each group, and total is the group's sum on every lane of
+    it. ``low`` and ``high`` are this warp's 32 uint32 slots each of shared memory: the sums are added in
+    halves (:func:`hgpart.cuda.primitives.add_halves`), so that a large group's lanes queue on one native
+    atomic rather than retry a compare-and-swap loop."""
     group = cuda.match_any_sync(FULL_MASK, key)
     leader = cuda.ffs(group) - 1
-    partial[lane] = 0
+    low[lane] = 0
+    high[lane] = 0
     cuda.syncwarp(FULL_MASK)
-    cuda.atomic.add(partial, leader, value)
+    add_halves(low, high, leader, value)
     cuda.syncwarp(FULL_MASK)
-    total = partial[leader]
+    total = halves_value(low, high, leader)
     cuda.syncwarp(FULL_MASK)
     return leader == lane, total
 

@@ -19,7 +19,7 @@ vertex of every entry.
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int32, int64
+from numba import cuda, int32, int64, uint32
 
 from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
@@ -119,7 +119,8 @@ def representative_kernel(partner, target, representative, is_representative):
 EMPTY_SLOT = int64(-1)
 LOW_BITS = int64(0xFFFFFFFF)
 PACKED_KEY_BITS = 62  # a contraction key with its weight in the low bits stays positive in an int64
-LINK_THREADS = 256  # threads per block of link_kernel (its shared scratch: 32 int64 per warp)
+LINK_THREADS = 256  # threads per block of link_kernel and the other kernels launched with _group_total scratch
+GROUP_SCRATCH = 2 * LINK_THREADS  # uint32 halves of _group_total's sums, 64 a warp (a plain constant: a shape)
 
 
 @cuda.jit(device=True, inline=True)
@@ -132,18 +133,21 @@ def _uniform_trips(count):
 
 @cuda.jit(device=True, inline=True)
 def _warp_scratch():
-    """(this warp's 32 int64 slots of the block's shared scratch for ``_group_total``, the lane)."""
-    partial = cuda.shared.array(LINK_THREADS, int64)
+    """(this warp's scratch for ``_group_total``: 32 uint32 low and 32 high halves of the block's shared
+    array, the lane)."""
+    partial = cuda.shared.array(GROUP_SCRATCH, uint32)
     lane = cuda.threadIdx.x % WARP_SIZE
-    return partial[cuda.threadIdx.x - lane:cuda.threadIdx.x - lane + WARP_SIZE], lane
+    low = 2 * (cuda.threadIdx.x - lane)
+    return (partial[low:low + WARP_SIZE], partial[low + WARP_SIZE:low + 2 * WARP_SIZE]), lane
 
 
 @cuda.jit(device=True, inline=True)
-def _group_total(grouped, key, value, warp_partial, lane):
+def _group_total(grouped, key, value, scratch, lane):
     """(leader, total) for a lane of a uniform loop: the lanes with ``grouped`` set that hold the same ``key``
     sum their values (``warp_group_sum``) and only the lowest of them leads, so one atomic stands for them
     all (on a hub's entries, atomics to one address would queue)."""
-    leader, total = warp_group_sum(key if grouped else EMPTY_SLOT, value, warp_partial, lane)
+    low, high = scratch
+    leader, total = warp_group_sum(key if grouped else EMPTY_SLOT, value, low, high, lane)
     return leader and grouped, total
 
 
@@ -153,7 +157,8 @@ def _insert_link(table, base, size, cluster, link):
     is cluster << 32 | summed link (links of a vertex sum to less than 2^32), EMPTY_SLOT when unused: a
     slot showing the cluster takes one atomic add, an empty one is claimed with the link by one
     compare-and-swap."""
-    slot = (int64(cluster) * HASH_MULTIPLIER) % size
+    slot = (((int64(cluster) * HASH_MULTIPLIER) & LOW_BITS) * size) >> 32  # a 32-bit hash scaled to [0, size):
+    # no 64-bit division (size = 2 deg(v) < 2^31, so the product stays below 2^63)
     while True:
         current = table[base + slot]
         if current == EMPTY_SLOT:
@@ -177,7 +182,7 @@ def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touche
     Measured slower there and dropped: a list of the claimed slots for slot passes over those alone (its
     reads scatter, its appends cost this kernel 12%), and two entries a trip with all loads first (2.92
     against 2.78 s for the whole clustering)."""
-    warp_partial, lane = _warp_scratch()
+    scratch, lane = _warp_scratch()
     entries = rows.shape[0]
     first, stride, trips = _uniform_trips(entries)
     for trip in range(trips):
@@ -196,7 +201,7 @@ def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touche
                     kind = 1
                 elif (c > own) == upward:
                     kind = 2
-        leader, total = _group_total(kind > 0, (int64(v) << 32) | c, weight, warp_partial, lane)
+        leader, total = _group_total(kind > 0, (int64(v) << 32) | c, weight, scratch, lane)
         if leader:
             if kind == 1:
                 cuda.atomic.add(own_link, v, total)
@@ -242,7 +247,7 @@ def coarse_key_kernel(rows, neighbors, weights, mapping, num_coarse, weight_bits
     shifted left by ``weight_bits`` with the weight in those bits when that is not 0, -1 for an entry inside a
     coarse vertex; those with v < u add their weight to loops[π(v)] (lanes of the same coarse vertex summed
     first)."""
-    warp_partial, lane = _warp_scratch()
+    scratch, lane = _warp_scratch()
     entries = rows.shape[0]
     first, stride, trips = _uniform_trips(entries)
     for trip in range(trips):
@@ -263,7 +268,7 @@ def coarse_key_kernel(rows, neighbors, weights, mapping, num_coarse, weight_bits
             else:
                 key = int64(coarse_row) * num_coarse + coarse_neighbor
                 keys[entry] = (key << weight_bits) | weights[entry] if weight_bits else key
-        leader, total = _group_total(inside, int64(coarse_row), weight, warp_partial, lane)
+        leader, total = _group_total(inside, int64(coarse_row), weight, scratch, lane)
         if leader:
             cuda.atomic.add(loops, coarse_row, total)
 
@@ -275,7 +280,7 @@ def coarse_entry_kernel(sorted_keys, order, weights, segment, num_coarse, weight
     low ``weight_bits`` bits, or when that is 0 at weights[order[i]]): the first key of each run (segment s)
     writes coarse row and neighbour s, and every entry adds its weight to coarse_weights[s] (lanes of the
     same run summed first)."""
-    warp_partial, lane = _warp_scratch()
+    scratch, lane = _warp_scratch()
     count = sorted_keys.shape[0]
     first, stride, trips = _uniform_trips(count)
     for trip in range(trips):
@@ -289,7 +294,7 @@ def coarse_entry_kernel(sorted_keys, order, weights, segment, num_coarse, weight
             if index == 0 or key != sorted_keys[index - 1] >> weight_bits:
                 coarse_rows[run] = key // num_coarse
                 coarse_neighbors[run] = key % num_coarse
-        leader, total = _group_total(index < count, run, weight, warp_partial, lane)
+        leader, total = _group_total(index < count, run, weight, scratch, lane)
         if leader:
             cuda.atomic.add(coarse_weights, run, total)
 
