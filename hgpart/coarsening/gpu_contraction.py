@@ -16,13 +16,10 @@ CUDA simulator the same steps run on numpy arrays (:mod:`hgpart.cuda.arrays`).
 
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda, uint64
 
 from ..cuda.arrays import grid, to_device, to_host, xp
-from ..cuda.primitives import scatter, scatter_add_kernel
-
-LOW32 = np.int64(0xFFFFFFFF)
+from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 
 
 @cuda.jit

@@ -64,10 +64,9 @@ from numba import cuda, float64, int32, int64, uint32, uint64
 
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, count_nonzero, grid,
                            kernel_view, scalar, to_device, to_host, xp)
-from ..cuda.primitives import (add_halves, halves_value, pointer_double_kernel, scatter, scatter_add_kernel,
+from ..cuda.primitives import (LOW32, add_halves, halves_value, pointer_double_kernel, scatter, scatter_add_kernel,
                                scatter_max_kernel, scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
-from .gpu_contraction import LOW32
 from .matching import JOIN_ROUNDS, candidate_score, two_hop_pairs
 from .similarity import better_candidate, pair_priority
 

@@ -6,11 +6,12 @@ Every kernel is grid-stride, so any launch shape covers any size (the simulator 
 
 from __future__ import annotations
 
+import numpy as np
 from numba import cuda, int64, uint32
 
 from .arrays import grid
 
-LOW_HALF = 0xFFFFFFFF
+LOW32 = np.int64(0xFFFFFFFF)  # the low half of an int64 (packed keys, halves of sums)
 
 
 @cuda.jit(device=True, inline=True)
@@ -20,11 +21,11 @@ def add_halves(low, high, index, value):
     has high bits. A 64-bit atomic add in shared memory is a compare-and-swap loop on the H100
     (ATOMS.CAST.SPIN.64), which queues when many lanes add to one address. Exact modulo 2^64; read the sum
     with :func:`halves_value`."""
-    value_low = uint32(value & LOW_HALF)
+    value_low = uint32(value & LOW32)
     old = cuda.atomic.add(low, index, value_low)
     carry = (value >> 32) + ((int64(old) + int64(value_low)) >> 32)
     if carry != 0:
-        cuda.atomic.add(high, index, uint32(carry & LOW_HALF))
+        cuda.atomic.add(high, index, uint32(carry & LOW32))
 
 
 @cuda.jit(device=True, inline=True)

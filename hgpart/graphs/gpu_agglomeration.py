@@ -23,7 +23,7 @@ from numba import cuda, int32, int64, uint32
 
 from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
-from ..cuda.primitives import scatter, scatter_add_kernel
+from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_group_sum
 from ..errors import InputError
 from . import agglomeration
@@ -117,7 +117,6 @@ def representative_kernel(partner, target, representative, is_representative):
 
 
 EMPTY_SLOT = int64(-1)
-LOW_BITS = int64(0xFFFFFFFF)
 PACKED_KEY_BITS = 62  # a contraction key with its weight in the low bits stays positive in an int64
 LINK_THREADS = 256  # threads per block of link_kernel and the other kernels launched with _group_total scratch
 GROUP_SCRATCH = 2 * LINK_THREADS  # uint32 halves of _group_total's sums, 64 a warp (a plain constant: a shape)
@@ -157,7 +156,7 @@ def _insert_link(table, base, size, cluster, link):
     is cluster << 32 | summed link (links of a vertex sum to less than 2^32), EMPTY_SLOT when unused: a
     slot showing the cluster takes one atomic add, an empty one is claimed with the link by one
     compare-and-swap."""
-    slot = (((int64(cluster) * HASH_MULTIPLIER) & LOW_BITS) * size) >> 32  # a 32-bit hash scaled to [0, size):
+    slot = (((int64(cluster) * HASH_MULTIPLIER) & LOW32) * size) >> 32  # a 32-bit hash scaled to [0, size):
     # no 64-bit division (size = 2 deg(v) < 2^31, so the product stays below 2^63)
     while True:
         current = table[base + slot]
@@ -217,7 +216,7 @@ def _slot_gain(slot, rows, table, zeta, two_omega, clusters, cluster_zeta, own_l
     if packed == EMPTY_SLOT:
         return v, int32(-1), int64(-1)
     c = int32(packed >> 32)
-    return v, c, move_gain_gpu(two_omega, packed & LOW_BITS, own_link[v], zeta[v], cluster_zeta[c],
+    return v, c, move_gain_gpu(two_omega, packed & LOW32, own_link[v], zeta[v], cluster_zeta[c],
                                cluster_zeta[clusters[v]])
 
 

@@ -32,14 +32,13 @@ import numpy as np
 from numba import cuda, int8, int32, int64
 
 from ..cuda.arrays import grid, to_device, xp
-from ..cuda.primitives import scatter, scatter_add_kernel
+from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_argmax
 from .jet import best_of_rounds
 
 MAX_K = 1024
 BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating warp owns
 RATE_THREADS = 128            # 4 warps per block of the rating kernel
-LOW32 = np.int64(0xFFFFFFFF)
 
 
 @cuda.jit
