@@ -33,6 +33,18 @@ def test_louvain_modularity_matches_networkx_louvain(name):
         assert ours > 0.41  # best known 0.4198
 
 
+def test_louvain_with_isolated_vertices_last():
+    """Rows without entries at the end (a hypergraph's last nets left out of the star expansion) are allowed:
+    the triangle and the edge are found, each isolated vertex is alone."""
+    from hgpart.hypergraph import Graph, Hypergraph
+
+    graph = Graph.from_edges(8, [0, 1, 2, 3], [1, 2, 0, 4])
+    communities = louvain(graph.offsets, graph.neighbors, graph.edge_weights)
+    assert communities.tolist() == [0, 0, 0, 1, 1, 2, 3, 4]
+    hypergraph = Hypergraph.from_pin_lists([[0, 1], [1, 2], [2, 3], [3]], 4)  # the last net has one pin: left out
+    assert hypergraph_communities(hypergraph).shape == (4,)
+
+
 def test_coarsening_never_merges_across_communities():
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
     communities = hypergraph_communities(hypergraph)

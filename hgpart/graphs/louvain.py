@@ -101,8 +101,8 @@ def louvain(offsets, neighbors, weights, max_levels: int = 10, max_rounds: int =
     neighbors = np.asarray(neighbors, dtype=np.int64)
     weights = np.asarray(weights, dtype=np.float64)
     for _ in range(max_levels):
-        node_weights = np.add.reduceat(weights, offsets[:-1]) if weights.size else np.zeros(offsets.shape[0] - 1)
-        node_weights[np.diff(offsets) == 0] = 0.0
+        rows = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
+        node_weights = np.bincount(rows, weights=weights, minlength=offsets.shape[0] - 1)
         total = float(weights.sum())
         community = _local_moving(offsets, neighbors, weights, node_weights, total, max_rounds, min_gain)
         _, community = np.unique(community, return_inverse=True)
