@@ -194,7 +194,7 @@ class ClusterConfig:
     min_shrink: float = 0.01
     move_rounds: int = 32
     stale_rounds: int = 2
-    min_improvement: float = 1e-5
+    min_improvement: float = 1e-4
     move_while_agglomerating: bool = True
     cycles: int = 8
     tries: int = 0

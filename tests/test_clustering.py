@@ -18,7 +18,8 @@ from .test_cli import assert_one_line_error, run
 CLUSTER_KERNELS = ["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
                    "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel",
                    "link_kernel", "slot_gain_kernel", "slot_choice_kernel", "coarse_key_kernel", "coarse_entry_kernel",
-                   "apply_moves_kernel", "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel"]
+                   "apply_moves_kernel", "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel",
+                   "first_vertex_kernel"]
 BEST_KNOWN = {"karate.graph": 0.4198, "jazz.graph": 0.4451, "PGPgiantcompo.graph.gz": 0.8861}
 
 
@@ -146,6 +147,20 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
     assert targets[0] == -1 and targets[4] == -1 and np.array_equal(targets[1:4], everyone[1:4])
 
 
+def test_no_vertex_moves_straight_back():
+    """A vertex whose best move is back to the cluster it left in the round before stays (its target is
+    dropped); any other move is taken; previous and moved then describe this round."""
+    clusters = np.array([1, 1, 3, 3], dtype=np.int32)
+    previous = np.array([3, 3, 3, 1], dtype=np.int32)  # 0 and 1 came from 3 last round, 3 from 1; 2 stayed
+    moved = np.array([True, True, False, True])
+    targets = np.array([3, 2, 1, 1], dtype=np.int32)  # 0 and 3 straight back, 1 on to 2, 2 to 1
+    cluster_zeta = np.zeros(4, dtype=np.int64)
+    movers = agglomeration._apply_moves(clusters, targets, previous, moved, np.ones(4, dtype=np.int64), cluster_zeta)
+    assert movers == 2 and clusters.tolist() == [1, 2, 1, 3] and targets.tolist() == [-1, 2, 1, -1]
+    assert previous.tolist() == [1, 1, 3, 3] and moved.tolist() == [False, True, True, False]
+    assert cluster_zeta.tolist() == [0, 2, 1, 1]
+
+
 def test_contraction_keeps_modularity_and_matching_is_valid():
     """Invariants of the steps: a clustering of the coarse level has the modularity of its projection; pairs
     are symmetric edges of positive merge gain; satellites join centres; local moving never loses."""
@@ -260,7 +275,7 @@ def test_clustering_kernels_compile_to_ptx(name):
     from hgpart.graphs import gpu_agglomeration
 
     i32, i64, i8, u8 = int32[::1], int64[::1], int8[::1], uint8[::1]
-    edge = (i32, i32, i64, int64, i64, i32, i32, i8, i8)  # rows, neighbors, weights, 2Ω, ζ, partner, proposal, ...
+    edge = (i32, i32, i32, int64, i64, i32, i32, i8, i8)  # rows, neighbors, weights (int32), 2Ω, ζ, partner, ...
     signatures = {
         "colours_kernel": (int64, i8),
         "candidate_gain_kernel": (int64,) + edge + (i64,),
@@ -270,7 +285,7 @@ def test_clustering_kernels_compile_to_ptx(name):
         "neighbour_degree_kernel": (i32, i32, i64, i64),
         "centre_kernel": (i64, i64, i8),
         "representative_kernel": (i32, i32, i32, i32),
-        "link_kernel": (i32, i32, i64, i64, i32, boolean, i32, int64, i64, i64),
+        "link_kernel": (i32, i32, i32, i64, i32, boolean, i32, int64, i64, i64),
         "slot_gain_kernel": (i32, i64, i64, int64, i32, i64, i64, i64),
         "slot_choice_kernel": (i32, i64, i64, int64, i32, i64, i64, i64, i32),
         "coarse_key_kernel": (i32, i32, i64, i32, int64, int64, i64, i64),
@@ -279,6 +294,7 @@ def test_clustering_kernels_compile_to_ptx(name):
         "mark_touched_kernel": (i32, i32, i64, u8, i32, i32, i32, int64, i64),
         "inside_weight_kernel": (i32, i32, i64, i32, i64),
         "square_sum_kernel": (i64, i64),
+        "first_vertex_kernel": (i32, i32),
     }
     ptx, _ = cuda.compile_ptx(getattr(gpu_agglomeration, name).py_func, signatures[name], cc=(9, 0))
     assert ".entry" in ptx

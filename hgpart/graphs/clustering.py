@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
 from ..config import ClusterConfig
@@ -48,22 +47,6 @@ class ClusterResult:
     seconds: dict = field(default_factory=dict)
     levels: list = field(default_factory=list)
     device: str = "cpu"
-
-
-@numba.njit(cache=True)
-def first_appearance(clusters):
-    """Cluster ids (in [0, n)) renumbered 0.. in order of each cluster's smallest vertex; returns (int32[n],
-    count)."""
-    n = clusters.shape[0]
-    number = np.full(n, -1, dtype=np.int32)
-    renumbered = np.empty(n, dtype=np.int32)
-    count = 0
-    for v in range(n):
-        if number[clusters[v]] < 0:
-            number[clusters[v]] = count
-            count += 1
-        renumbered[v] = number[clusters[v]]
-    return renumbered, count
 
 
 def _backend(device: str):
@@ -184,7 +167,7 @@ def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str =
             core = steps.intersect(core, clusters)
         base_map, num_core = steps.compact(core)
         base = steps.contract_level(finest, base_map, num_core)
-    clusters, num_clusters = first_appearance(steps.to_host(best_clusters))
+    clusters, num_clusters = steps.first_appearance(best_clusters)
     two_omega = int(finest["two_omega"])
     if scale == 1.0:  # the level's weights are the graph's: its exact value, rounded once
         value = int(best_value) / two_omega**2 if two_omega else 0.0

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..cuda.arrays import prepare_uploads
 from ..hypergraph import Graph
-from .clustering import first_appearance
+from .agglomeration import first_appearance
 
 NO_EDGE = np.iinfo(np.int32).max
 DENSE_PAIRS = 1 / 4   # reduce parallel edges once the edges number this share of the supervertex pairs
