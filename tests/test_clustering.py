@@ -358,6 +358,8 @@ def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
         assert gpu.modularity == cpu.modularity
     with pytest.raises(InputError, match="below 2\\^30"):  # a table slot holds a vertex's links in 32 bits
         gpu_agglomeration.local_moving(dict(device_level, two_omega=1 << 31), device_best, 1, 1)
+    with pytest.raises(InputError, match="below 2\\^30"):  # the matching reads the weights as int32
+        gpu_agglomeration.match_clusters(dict(device_level, two_omega=1 << 31), 0, 0, 1)
 
 
 
