@@ -57,6 +57,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
     GPU times start from the level already on the device (the host-to-device copy of the input is
     reported apart, as ``gpu upload s``) and end when the device is idle again.
     """
+    gpu_repeat = gpu_repeat or repeat
     if "gpu" in devices:
         from numba import cuda
 
@@ -92,10 +93,10 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
             row["gpu upload s"], level = _median_seconds(synchronised(lambda: level_to_device(hypergraph)), 1)
             compute_clustering_device(level, max_weight, config)  # compile and load the kernels
             row["gpu map s"], (gpu_cluster, gpu_count) = _median_seconds(
-                synchronised(lambda: compute_clustering_device(level, max_weight, config)), gpu_repeat or repeat)
+                synchronised(lambda: compute_clustering_device(level, max_weight, config)), gpu_repeat)
             contract_device(level, gpu_cluster, gpu_count)
             row["gpu contract s"], gpu_coarse = _median_seconds(
-                synchronised(lambda: contract_device(level, gpu_cluster, gpu_count)), gpu_repeat or repeat)
+                synchronised(lambda: contract_device(level, gpu_cluster, gpu_count)), gpu_repeat)
             ratings, _ = device_net_ratings(level, config.rating == "heavy-edge", config.max_rated_net_size)
             plan = DevicePlan(level, ratings, max_weight, config.weight_penalty)
             x = xp()
@@ -103,7 +104,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
             keys, partner, proposals = (x.full(n, -1, dtype=x.int64), x.full(n, -1, dtype=x.int32),
                                         x.full(n, -1, dtype=x.int32))
             row["gpu round s"], _ = _median_seconds(synchronised(
-                lambda: plan.propose(keys, level["vertex_weights"], partner, proposals, True)), gpu_repeat or repeat)
+                lambda: plan.propose(keys, level["vertex_weights"], partner, proposals, True)), gpu_repeat)
             row["bins"] = [int(c) for c in plan.counts]
             row["map speedup"] = row["cpu map s"] / row["gpu map s"]
             row["contract speedup"] = row["cpu contract s"] / row["gpu contract s"]

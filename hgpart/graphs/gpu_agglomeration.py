@@ -436,7 +436,7 @@ def first_appearance(clusters) -> tuple[np.ndarray, int]:
     leader = first[clusters]
     number = array.cumsum(leader == array.arange(n, dtype=np.int32), dtype=np.int32) - 1
     renumbered = number[leader]
-    return to_host(renumbered), int(to_host(number[-1:])[0]) + 1 if n else 0
+    return to_host(renumbered), scalar(number, n - 1) + 1 if n else 0
 
 
 def to_host(array) -> np.ndarray:
@@ -599,7 +599,7 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     array = xp()
     n = clusters.shape[0]
     entries = int(level["rows"].shape[0])
-    _check_total_weight(level)
+    link_weights = kernel_view(_int32_weights(level))  # checks 2Ω < 2^31 first (``_check_total_weight``)
     clusters = clusters.astype(np.int32, copy=True)
     two_omega = level["two_omega"]
     cluster_zeta = _cluster_zeta(level, clusters)
@@ -615,7 +615,6 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     moved = array.zeros(n, dtype=np.uint8)
     last_touched = array.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     rows, neighbors, weights, zeta = (kernel_view(level[key]) for key in ("rows", "neighbors", "weights", "zeta"))
-    link_weights = kernel_view(_int32_weights(level))
     views = [kernel_view(a) for a in (table, own_link, best_gain, target, movers, totals, previous, moved, last_touched,
                                       clusters)]
     table_view, own_view, gain_view, target_view, movers_view, totals_view, previous_view, moved_view, touched_view, \
