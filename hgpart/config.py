@@ -69,12 +69,26 @@ class InitialConfig:
         coarsest level): runs x algorithms and FM candidates are each cut so that their count times the
         pins stays within this budget, keeping at least one run of each algorithm and one FM candidate.
         Coarsest levels below pin_budget / 20 pins (all of ../shared/data) are not affected.
+    gpu_fm_candidates : int
+        ``fm_candidates`` on the GPU path, where this phase runs on the host while the device waits: on
+        grid 1M (k = 8 and 32, three seeds each; the GPU path's CPU twin) 5 candidates gave as good a final
+        km1 as 20 and cut the phase from 0.49 to 0.19 s (k = 8) and 2.2 to 0.8 s (k = 32).
+    pins_per_thread : int
+        The portfolio's parallel loops run on at most ceil(pins / pins_per_thread) of numba's threads: on
+        a small coarsest level, starting a parallel loop on many threads costs more than it saves (grid 1M
+        k = 8 on the 16-core H100 machine: 1.04 s on 16 threads, 0.83 s on one).
+    recursion_threads : int
+        Threads on which the two halves of each bisection recurse at once (0: numba's thread count; 1:
+        one after the other). The partition does not depend on it.
     """
 
     runs: int = 5
     algorithms: tuple = ("random", "bfs", "greedy", "label-propagation")
     fm_candidates: int = 20
     pin_budget: int = 4_000_000
+    gpu_fm_candidates: int = 5
+    pins_per_thread: int = 50_000
+    recursion_threads: int = 0
 
 
 @dataclass(frozen=True)
@@ -129,7 +143,7 @@ PRESETS = {
                                                                              fm_fruitless_moves=100, v_cycles=0,
                                                                              gpu_rounds=8)),
     "default": {},
-    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80),
+    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80, gpu_fm_candidates=20),
                     refinement=RefinementConfig(lp_rounds=8, fm_passes=20, fm_fruitless_moves=1000, v_cycles=2,
                                                 gpu_rounds=48)),
 }

@@ -45,7 +45,7 @@ def _upper_edges(offsets, neighbors, weights, chunks):
     return sources, targets, upper_weights
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sort_dedup_segments(offsets, values):
     """Sort each segment ``values[offsets[i]:offsets[i+1]]`` and drop repeats.
 
@@ -75,7 +75,7 @@ def _sort_dedup_segments(offsets, values):
     return new_offsets, out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def scatter_sum(targets, values, size):
     """int64[size] with out[targets[i]] += values[i]: np.add.at, exact for int64 and far faster."""
     out = np.zeros(size, dtype=np.int64)
@@ -84,7 +84,7 @@ def scatter_sum(targets, values, size):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def transpose_csr(offsets, targets, num_targets):
     """Transpose a CSR incidence: segment i lists targets -> for each target, the segments holding it.
 
@@ -261,7 +261,7 @@ class Hypergraph:
         return sp.csr_matrix((data, self.pin_vertices, self.net_offsets), shape=(self.num_nets, self.num_vertices))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _csr_from_edges(num_vertices, sources, targets, weights, rule):
     """Symmetric CSR from undirected edges; self loops dropped, parallel edges merged (rule 0 sum, 1 min, 2 max)."""
     m = sources.shape[0]

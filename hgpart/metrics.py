@@ -17,7 +17,7 @@ from .hypergraph import Hypergraph, scatter_sum
 from .parallel import pick
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _connectivity_chunk(c, chunk, net_offsets, pin_vertices, partition, k, result):
     """lambda(e) for the nets of chunk c, with a bit set of k bits."""
     seen = np.zeros((k + 63) // 64, dtype=np.uint64)
@@ -34,7 +34,7 @@ def _connectivity_chunk(c, chunk, net_offsets, pin_vertices, partition, k, resul
         result[e] = count
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _connectivity_serial(net_offsets, pin_vertices, partition, k):
     result = np.zeros(net_offsets.shape[0] - 1, dtype=np.int32)
     _connectivity_chunk(0, net_offsets.shape[0] - 1, net_offsets, pin_vertices, partition, k, result)
@@ -57,7 +57,7 @@ def connectivity(net_offsets, pin_vertices, partition, k):
                                                                                    partition, k)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _objectives(lambdas, net_weights):
     cut = 0
     km1 = 0

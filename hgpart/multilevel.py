@@ -12,8 +12,9 @@ the device with the partition as fixed blocks)."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
+import numba
 import numpy as np
 
 from .coarsening import coarsen
@@ -148,11 +149,19 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
     return PartitionResult(blocks, metrics, seconds, levels, device, memory)
 
 
-def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective) -> np.ndarray:
-    """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays)."""
-    blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed)
-    movable = None if coarsest_fixed is None else coarsest_fixed < 0
-    blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
+def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, device="cpu") -> np.ndarray:
+    """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays), on at
+    most ceil(pins / ``pins_per_thread``) numba threads; on the GPU path with ``gpu_fm_candidates``."""
+    if device == "gpu":
+        config = replace(config, initial=replace(config.initial, fm_candidates=config.initial.gpu_fm_candidates))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(max(1, min(threads, -(-coarsest.num_pins // config.initial.pins_per_thread))))
+    try:
+        blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed)
+        movable = None if coarsest_fixed is None else coarsest_fixed < 0
+        blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
+    finally:
+        numba.set_num_threads(threads)
     return blocks
 
 
@@ -191,7 +200,7 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     coarsened = time.perf_counter()
     coarsest = level_to_host(hierarchy.coarsest) if hierarchy.levels else hypergraph
     coarsest_fixed = None if hierarchy.coarsest_fixed is None else to_host(hierarchy.coarsest_fixed)
-    blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective)
+    blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, "gpu")
     initialized = time.perf_counter()
     blocks = uncoarsen_on_device(hierarchy, blocks, k, max_weights, config, cut_objective)
     input_level = hierarchy.levels[0][0] if hierarchy.levels else hierarchy.coarsest

@@ -1,14 +1,38 @@
 """When to run a numba kernel in parallel: starting threads costs more than a small loop.
 
 Kernels with a ``prange`` come in two drivers over one loop body (a serial ``range`` and a parallel
-``prange``); :func:`pick` chooses by the amount of work.
+``prange``); :func:`pick` chooses by the amount of work, and always takes the serial driver on a thread
+limited to one numba thread (the initial partitioning's recursion runs its halves on such threads, and
+numba's workqueue layer must not be entered from two threads at once).
 """
 
 from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numba
 
 SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver is faster
 
 
 def pick(work: int, serial, parallel):
-    """The serial driver for small work, else the parallel one."""
-    return serial if work < SERIAL_BELOW else parallel
+    """The serial driver for small work or on a one-thread caller, else the parallel one."""
+    return serial if work < SERIAL_BELOW or numba.get_num_threads() == 1 else parallel
+
+
+
+def on_one_numba_thread(function, *arguments):
+    """``function(*arguments)`` with this thread limited to one numba thread (for worker threads: their njit
+    kernels release the GIL and, through :func:`pick`, never enter numba's parallel layer)."""
+    numba.set_num_threads(1)
+    return function(*arguments)
+
+
+def in_threads(function, jobs, workers: int) -> list:
+    """[function(*job) for job in jobs], on up to ``workers`` threads (:func:`on_one_numba_thread`) when
+    there are several jobs; results in the order of ``jobs``."""
+    jobs = list(jobs)
+    if workers <= 1 or len(jobs) <= 1:
+        return [function(*job) for job in jobs]
+    with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+        return list(pool.map(lambda job: on_one_numba_thread(function, *job), jobs))

@@ -14,11 +14,15 @@ from .conftest import DATA
 REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
     "rate_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int32[:], int64[:], "
-                         "int64[:], int64, boolean, boolean, int8[:], int32[:], int64[:], int64[:])",
-    "incidence_keys_kernel": "void(int32[:], int64[:], int32[:], int64[:], int64[:])",
-    "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int32[:], int64, boolean, "
+                         "int64[:], int64, boolean, boolean, int8[:], float64, int32[:], int64[:], int64[:])",
+    "move_degrees_kernel": "void(int64[:], int64[:], int64[:])",
+    "incidence_keys_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:])",
+    "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int64, boolean, "
                           "int32[:], int64[:])",
-    "apply_moves_kernel": "void(int32[:], int32[:], int64[:], int32[:], int64, int32[:], int32[:])",
+    "accept_kernel": "void(int64[:], int32[:], int64[:], boolean[:], int64[:], int64[:], int64[:], int64[:], "
+                     "boolean[:])",
+    "apply_moves_kernel": "void(int64[:], int32[:], boolean[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
+                          "int64, boolean, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
 }
 
 
@@ -159,7 +163,7 @@ def twin_partition(hypergraph, k, objective, seed):
     config = make_config(k, 0.03, objective, seed)
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
     hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
-    blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut")
+    blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu")
     blocks = uncoarsen_jet(hierarchy, blocks, k, bounds, config, objective == "cut")
     for _ in range(config.refinement.v_cycles):
         blocks = v_cycle(hypergraph, blocks, k, 0.03, bounds, config, objective == "cut",
@@ -203,6 +207,38 @@ def test_gpu_partition_equals_its_cpu_twin():
                 reference = cpu.metrics.km1 if objective == "km1" else cpu.metrics.cut
                 print(f"{name} k={k} {objective}: gpu {value} cpu {reference} ratio {value / max(reference, 1):.3f} "
                       f"gpu {gpu.seconds['total']:.3f} s cpu {cpu.seconds['total']:.3f} s")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
+    """DeviceLevelState.apply keeps km1 (or cut) from the old values its atomics return, and the block
+    weights by atomics: after each batch of moves both equal a recount from scratch (the model)."""
+    from hgpart.coarsening.gpu_contraction import level_to_device
+    from hgpart.cuda.arrays import SIMULATED, to_device, to_host
+    from hgpart.refinement.gpu_refiner import DeviceLevelState
+
+    rng = np.random.default_rng(5)
+    for hypergraph, k, _ in device_cases(2 if SIMULATED else 6):
+        n = hypergraph.num_vertices
+        blocks, _ = balanced_random(hypergraph, k, 0.1, 4)
+        state = DeviceLevelState(level_to_device(hypergraph), to_device(blocks.copy()), k, cut_objective)
+        for _ in range(3):
+            moving = rng.choice(n, size=n // 2, replace=False).astype(np.int64)
+            destinations = ((blocks[moving] + rng.integers(1, k, size=moving.shape[0])) % k).astype(np.int32)
+            accepted = rng.random(moving.shape[0]) < 0.7
+            locked = np.ones(n, dtype=np.int8)
+            device_locked = to_device(locked)
+            moves, value = state.apply(to_device(moving), to_device(destinations), to_device(accepted), device_locked)
+            blocks[moving[accepted]] = destinations[accepted]
+            locked[moving[accepted]] = 0
+            assert moves == int(accepted.sum())
+            assert value == jet_model.objective(hypergraph.net_offsets, hypergraph.pin_vertices,
+                                                hypergraph.net_weights, blocks, cut_objective)
+            np.testing.assert_array_equal(to_host(state.blocks), blocks)
+            np.testing.assert_array_equal(to_host(device_locked), locked)
+            np.testing.assert_array_equal(to_host(state.block_weights), np.bincount(
+                blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64))
 
 
 @pytest.mark.parametrize("cut_objective", [False, True])

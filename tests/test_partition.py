@@ -256,3 +256,43 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
                                  RefinementConfig(), False)
         assert calls == {"runs": runs, "fm": fm_runs}, budget
         assert np.bincount(sides, weights=hypergraph.vertex_weights, minlength=2).max() <= half + 500
+
+
+def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkeypatch):
+    """_initial runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the caller's
+    count, and on the GPU path refines gpu_fm_candidates runs by FM; the partition is the same on any
+    number of numba threads and of recursion threads (whose workers run on one numba thread each)."""
+    from dataclasses import replace
+
+    import numba
+
+    from hgpart import multilevel
+    from hgpart.initial import portfolio
+
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    k = 4
+    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
+    seen = {"threads": set(), "fm": 0}
+    refine = portfolio.refine
+
+    def watching_refine(hypergraph, partition, k, max_weights, config, *args):
+        seen["threads"].add(numba.get_num_threads())
+        seen["fm"] += config.fm_passes > 0
+        return refine(hypergraph, partition, k, max_weights, config, *args)
+
+    monkeypatch.setattr(portfolio, "refine", watching_refine)
+    before = numba.get_num_threads()
+    config = make_config(k, seed=3)
+    results = []
+    for per_thread, device, workers in ((10**9, "cpu", 1), (1, "cpu", 1), (10**9, "gpu", 1), (1, "cpu", 3)):
+        seen.update(threads=set(), fm=0)
+        config = replace(config, initial=replace(config.initial, pins_per_thread=per_thread, fm_candidates=7,
+                                                 gpu_fm_candidates=2, recursion_threads=workers))
+        blocks = multilevel._initial(hypergraph, None, k, 0.03, bounds, config, False, device)
+        assert numba.get_num_threads() == before
+        assert seen["threads"] == ({1} if per_thread > 1 or workers > 1 else {before}), (per_thread, workers)
+        assert seen["fm"] == 3 * (7 if device == "cpu" else 2)  # three bisections for k = 4
+        if device == "cpu":
+            results.append(blocks)
+    for blocks in results[1:]:
+        np.testing.assert_array_equal(blocks, results[0])

@@ -11,28 +11,57 @@ import numba
 import numpy as np
 
 from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, transpose_csr
+from ..parallel import pick
 
 
-@numba.njit(cache=True, parallel=True)
-def _map_pins(pin_vertices, cluster):
-    mapped = np.empty(pin_vertices.shape[0], dtype=np.int32)
-    for p in numba.prange(pin_vertices.shape[0]):
+@numba.njit(cache=True, nogil=True, inline="always")
+def _map_pins_range(pin_vertices, cluster, mapped, first, last):
+    for p in range(first, last):
         mapped[p] = cluster[pin_vertices[p]]
-    return mapped
 
 
-@numba.njit(cache=True, parallel=True)
-def _net_hashes(offsets, pins):
-    hashes = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
-    for e in numba.prange(offsets.shape[0] - 1):
+@numba.njit(cache=True, nogil=True, inline="always")
+def _net_hashes_range(offsets, pins, hashes, first, last):
+    for e in range(first, last):
         h = np.uint64(14695981039346656037)
         for p in range(offsets[e], offsets[e + 1]):
             h = (h ^ np.uint64(pins[p])) * np.uint64(1099511628211)
         hashes[e] = h ^ np.uint64(offsets[e + 1] - offsets[e])
+
+
+@numba.njit(cache=True, nogil=True)
+def _map_pins_serial(pin_vertices, cluster):
+    mapped = np.empty(pin_vertices.shape[0], dtype=np.int32)
+    _map_pins_range(pin_vertices, cluster, mapped, 0, pin_vertices.shape[0])
+    return mapped
+
+
+@numba.njit(cache=True, parallel=True)
+def _map_pins_parallel(pin_vertices, cluster):
+    mapped = np.empty(pin_vertices.shape[0], dtype=np.int32)
+    chunk = 4096
+    for c in numba.prange((pin_vertices.shape[0] + chunk - 1) // chunk):
+        _map_pins_range(pin_vertices, cluster, mapped, c * chunk, min((c + 1) * chunk, pin_vertices.shape[0]))
+    return mapped
+
+
+@numba.njit(cache=True, nogil=True)
+def _net_hashes_serial(offsets, pins):
+    hashes = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
+    _net_hashes_range(offsets, pins, hashes, 0, hashes.shape[0])
     return hashes
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, parallel=True)
+def _net_hashes_parallel(offsets, pins):
+    hashes = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
+    chunk = 1024
+    for c in numba.prange((hashes.shape[0] + chunk - 1) // chunk):
+        _net_hashes_range(offsets, pins, hashes, c * chunk, min((c + 1) * chunk, hashes.shape[0]))
+    return hashes
+
+
+@numba.njit(cache=True, nogil=True)
 def _merge_identical(offsets, pins, weights, order, hashes):
     """Walk nets sorted by hash; a net equal to an earlier kept one adds its weight there.
 
@@ -80,7 +109,7 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
         num_clusters vertices with summed weights; nets as in Eq. 3 minus single-pin nets, identical
         nets merged with summed weights (Eq. 4); pins sorted within nets.
     """
-    mapped = _map_pins(hypergraph.pin_vertices, cluster)
+    mapped = pick(hypergraph.num_pins, _map_pins_serial, _map_pins_parallel)(hypergraph.pin_vertices, cluster)
     offsets, pins = _sort_dedup_segments(hypergraph.net_offsets, mapped)
     sizes = np.diff(offsets)
     keep = sizes >= 2
@@ -91,7 +120,7 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
     pin_keep = np.repeat(keep, sizes)
     new_pins = pins[pin_keep]
     net_weights = hypergraph.net_weights[kept_nets]
-    hashes = _net_hashes(new_offsets, new_pins)
+    hashes = pick(new_pins.shape[0], _net_hashes_serial, _net_hashes_parallel)(new_offsets, new_pins)
     order = np.argsort(hashes, kind="stable")
     unique, merged_weights = _merge_identical(new_offsets, new_pins, net_weights, order, hashes)
     if not unique.all():

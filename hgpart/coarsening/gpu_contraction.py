@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import cuda, uint64
 
-from ..cuda.arrays import grid, to_device, to_host, xp
+from ..cuda.arrays import grid, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 
 
@@ -87,7 +87,7 @@ def contract_device(level: dict, cluster, num_clusters: int) -> dict:
     weights = x.asarray(level["net_weights"])[kept]
     hashes = x.empty(kept.shape[0], dtype=x.uint64)
     if kept.shape[0]:
-        net_hash_kernel[grid(kept.shape[0])](offsets, pins, hashes)
+        launch(net_hash_kernel, grid(kept.shape[0]), offsets, pins, hashes)
     order = x.argsort(hashes, kind="stable")
     sorted_hashes = hashes[order]
     starts = x.ones(order.shape[0], dtype=x.bool_)
@@ -96,7 +96,7 @@ def contract_device(level: dict, cluster, num_clusters: int) -> dict:
     representative = x.empty(kept.shape[0], dtype=x.int64)
     merged = weights.copy()
     if kept.shape[0]:
-        merge_kernel[grid(kept.shape[0])](order, run_start, offsets, pins, weights, representative, merged)
+        launch(merge_kernel, grid(kept.shape[0]), order, run_start, offsets, pins, weights, representative, merged)
     unique = representative == x.arange(kept.shape[0])
     if not bool(unique.all()):
         unique_sizes = new_sizes[unique]

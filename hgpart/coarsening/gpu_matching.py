@@ -63,7 +63,7 @@ import numpy as np
 from numba import cuda, float64, int32, int64, uint32, uint64
 
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, count_nonzero, grid,
-                           kernel_view, scalar, to_device, to_host, xp)
+                           kernel_view, launch, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (LOW32, add_halves, halves_value, pointer_double_kernel, scatter, scatter_add_kernel,
                                scatter_max_kernel, scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
@@ -892,7 +892,7 @@ def join_roots_device(next_vertex):
     changed = x.zeros(1, dtype=x.int32)
     for _ in range(int(math.ceil(math.log2(max(n, 2)))) + 1):  # 2^steps >= n: every walk is on its cycle
         changed[...] = 0
-        pointer_double_kernel[grid(n)](jump, smallest, jump_out, smallest_out, changed)
+        launch(pointer_double_kernel, grid(n), jump, smallest, jump_out, smallest_out, changed)
         jump, jump_out, smallest, smallest_out = jump_out, jump, smallest_out, smallest
         if scalar(changed) == 0:  # jumps are fixed points: each covers its whole (power-of-two) cycle
             break

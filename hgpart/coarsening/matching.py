@@ -40,7 +40,7 @@ def candidate_score(v, u, raw, vertex_weights, fixed, partner, cluster_weight, m
 candidate_score_cpu = numba.njit(cache=True)(candidate_score)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
                     fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, scores, seen,
                     touched):
@@ -65,7 +65,7 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
                    vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
                    rerate_only, active, proposals, scores, seen, touched):
@@ -81,7 +81,7 @@ def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, inc
                                        only_unmatched, scores[t], seen[t], touched[t])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
                     partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals,
                     scores, seen, touched):
@@ -105,7 +105,7 @@ def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
                        rerate_only, active, proposals, scores, seen, touched)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def join_roots(next_vertex):
     """For each vertex, the smallest id on the cycle that following ``next_vertex`` (int32[n]) leads to.
 
@@ -145,7 +145,7 @@ def join_roots(next_vertex):
     return final
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def accept_joins(final, proposals, merge_key, cluster_key, weights, cluster_weight, max_weight, budget):
     """Which vertices join the cluster ``final[v]``: in vertex order, a joiner (a proposal, and a root other
     than itself) whose key agrees is counted into its target; it is accepted while the target's weight plus
@@ -168,7 +168,7 @@ def accept_joins(final, proposals, merge_key, cluster_key, weights, cluster_weig
     return accepted
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def number_clusters(root):
     """Coarse ids 0..n'-1 in order of each cluster's smallest member; ``root`` (int32[n]) names each
     vertex's cluster by any of its members."""

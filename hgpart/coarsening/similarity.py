@@ -61,7 +61,7 @@ pair_priority_cpu = numba.njit(cache=True, inline="always")(pair_priority)
 better_candidate_cpu = numba.njit(cache=True, inline="always")(better_candidate)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def rate_neighbors(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, scores, seen, touched):
     """Accumulate the similarity of v to each neighbour into ``scores`` (int64[n], zero on entry).
 

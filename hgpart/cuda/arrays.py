@@ -98,6 +98,15 @@ def kernel_view(array):
     return cuda.as_cuda_array(array, sync=False)
 
 
+def launch(kernel, shape, *arguments) -> None:
+    """``kernel[shape](*arguments)`` with every device array passed as a :func:`kernel_view`. Passed as it
+    is, a CuPy array is converted by numba at each launch, with a synchronisation of the stream: on the
+    H100 machine a launch of the GPU refinement's kernels cost 0.2-1.2 ms that way, whatever the size.
+    Views (and host values) pass unchanged: keep the views of arrays used launch after launch."""
+    kernel[shape](*[kernel_view(argument) if type(argument).__module__.startswith("cupy") else argument
+                    for argument in arguments])
+
+
 def grid(count: int, threads: int = 256, blocks_per_sm: int = 16) -> tuple[int, int]:
     """(blocks, threads) for a grid-stride kernel over ``count`` items."""
     if SIMULATED:

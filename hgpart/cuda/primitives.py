@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, uint32
 
-from .arrays import grid
+from .arrays import grid, launch
 
 LOW32 = np.int64(0xFFFFFFFF)  # the low half of an int64 (packed keys, halves of sums)
 
@@ -70,5 +70,5 @@ def pointer_double_kernel(jump, smallest, jump_out, smallest_out, changed):
 
 def scatter(kernel, targets, values, out):
     if targets.shape[0]:
-        kernel[grid(targets.shape[0])](targets, values, out)
+        launch(kernel, grid(targets.shape[0]), targets, values, out)
     return out

@@ -11,7 +11,7 @@ from ..refinement.gains import apply_move, gains_to_blocks, pin_counts_serial
 from ..refinement.heap import heap_pop, heap_push_or_update
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _start(fixed_side, vertex_weights):
     partition = np.ones(fixed_side.shape[0], dtype=np.int32)
     weight0 = np.int64(0)
@@ -22,7 +22,7 @@ def _start(fixed_side, vertex_weights):
     return partition, weight0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def random_bisection(vertex_weights, fixed_side, target0, seed):
     np.random.seed(seed)
     partition, weight0 = _start(fixed_side, vertex_weights)
@@ -35,7 +35,7 @@ def random_bisection(vertex_weights, fixed_side, target0, seed):
     return partition
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def bfs_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, fixed_side, target0,
                   seed):
     """Grow side 0 breadth-first from a random vertex (restarting in another component when needed)."""
@@ -73,7 +73,7 @@ def bfs_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, vert
     return partition
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                      fixed_side, target0, seed, cut_objective):
     """Greedy hypergraph growing: move the vertex with the best gain from side 1 to side 0 until side 0
@@ -124,7 +124,7 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     return partition
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def label_propagation_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                                 vertex_weights, fixed_side, target0, seed):
     """Two random seeds (plus fixed vertices) spread their side to unassigned neighbours by connectivity

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..config import InitialConfig, RefinementConfig
 from ..hypergraph import Hypergraph, scatter_sum
+from ..parallel import in_threads
 from ..refinement import rebalance_partition, refine
 from .bisection import bfs_bisection, greedy_bisection, label_propagation_bisection, random_bisection
 
@@ -37,12 +38,14 @@ def objective_value(hypergraph: Hypergraph, partition, k: int, cut_objective: bo
 
 
 def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int, config: InitialConfig,
-           refinement: RefinementConfig, cut_objective: bool) -> np.ndarray:
+           refinement: RefinementConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
     """Best bipartition (int32[n], sides 0/1) with side weights at most ``max_weights`` (int64[2]) if any run
     reaches that; otherwise the least imbalanced run.
 
     Every run is rebalanced and refined by label propagation; the ``fm_candidates`` best then get FM.
-    On hypergraphs with many pins, ``config.pin_budget`` caps the runs and FM candidates.
+    On hypergraphs with many pins, ``config.pin_budget`` caps the runs and FM candidates. With
+    ``workers`` > 1 the runs, then the FM candidates, go through that many threads (one numba thread each);
+    the choice depends only on the runs' order, so the result does not depend on ``workers``.
     """
     max_weights = np.asarray(max_weights, dtype=np.int64)
     movable = fixed_side < 0
@@ -50,24 +53,24 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     affordable = config.pin_budget // max(1, hypergraph.num_pins)  # runs (and FM candidates) within budget
     runs = max(1, min(config.runs, affordable // max(1, len(config.algorithms))))
     fm_candidates = max(1, min(config.fm_candidates, affordable))
-    candidates = []
-    run = 0
-    for repetition in range(runs):
-        for algorithm in config.algorithms:
-            run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
-            partition = _run(algorithm, hypergraph, fixed_side, target0, run_seed, cut_objective)
-            partition, balanced = rebalance_partition(hypergraph, partition, 2, max_weights, cut_objective, movable)
-            if balanced:
-                partition = refine(hypergraph, partition, 2, max_weights, light, cut_objective, movable)
-            candidates.append((_key(hypergraph, partition, balanced, max_weights, cut_objective, run), partition))
-            run += 1
-    candidates.sort(key=lambda item: item[0])
-    best_key, best = candidates[0]
-    for key, partition in candidates[:fm_candidates]:
-        if key[0]:  # not balanced: FM cannot repair it
-            continue
+
+    def one_run(run, algorithm):
+        run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
+        partition = _run(algorithm, hypergraph, fixed_side, target0, run_seed, cut_objective)
+        partition, balanced = rebalance_partition(hypergraph, partition, 2, max_weights, cut_objective, movable)
+        if balanced:
+            partition = refine(hypergraph, partition, 2, max_weights, light, cut_objective, movable)
+        return _key(hypergraph, partition, balanced, max_weights, cut_objective, run), partition
+
+    def with_fm(key, partition):
         partition = refine(hypergraph, partition, 2, max_weights, refinement, cut_objective, movable)
-        key = _key(hypergraph, partition, True, max_weights, cut_objective, key[-1])
+        return _key(hypergraph, partition, True, max_weights, cut_objective, key[-1]), partition
+
+    jobs = list(enumerate(algorithm for _ in range(runs) for algorithm in config.algorithms))
+    candidates = sorted(in_threads(one_run, jobs, workers), key=lambda item: item[0])
+    best_key, best = candidates[0]
+    balanced = [candidate for candidate in candidates[:fm_candidates] if not candidate[0][0]]  # FM cannot repair
+    for key, partition in in_threads(with_fm, balanced, workers):
         if key < best_key:
             best_key, best = key, partition
     return best

@@ -9,11 +9,14 @@ keeps its own pins); for cut, they are dropped, since they already count in full
 from __future__ import annotations
 
 import math
+from concurrent.futures import ThreadPoolExecutor
 
+import numba
 import numpy as np
 
 from ..config import PartitionConfig
 from ..hypergraph import Hypergraph
+from ..parallel import on_one_numba_thread
 from .portfolio import bisect
 
 
@@ -44,14 +47,16 @@ def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: Pa
     fixed = np.full(n, -1, dtype=np.int32) if fixed is None else np.asarray(fixed, dtype=np.int32)
     total = hypergraph.total_vertex_weight
     perfect = -(-total // k)
-    _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed)
+    workers = config.initial.recursion_threads or numba.config.NUMBA_NUM_THREADS
+    _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed, workers)
     return partition
 
 
 def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int,
-                      config: PartitionConfig, cut_objective: bool) -> np.ndarray:
+                      config: PartitionConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
     """Bisection of a sub-problem the multilevel way: coarsen it to 160 * 2 vertices, run the portfolio
-    there, then project and refine (label propagation, 2-way FM) level by level. int32[n] sides."""
+    there (on ``workers`` threads), then project and refine (label propagation, 2-way FM) level by level.
+    int32[n] sides."""
     from ..coarsening import coarsen
     from ..refinement import refine
 
@@ -61,7 +66,7 @@ def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_s
     coarsest_fixed = hierarchy.coarsest_fixed if hierarchy.coarsest_fixed is not None else \
         np.full(hierarchy.coarsest.num_vertices, -1, dtype=np.int32)
     sides = bisect(hierarchy.coarsest, max_weights, target0, coarsest_fixed, seed, config.initial,
-                   config.refinement, cut_objective)
+                   config.refinement, cut_objective, workers)
     for level in reversed(hierarchy.levels):
         sides = sides[level.cluster]
         sides = refine(level.hypergraph, sides, 2, max_weights, config.refinement, cut_objective, level.fixed < 0)
@@ -69,7 +74,11 @@ def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_s
 
 
 def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon, perfect, config, cut_objective,
-           seed):
+           seed, workers=1):
+    """Split ``vertices`` into blocks first_block .. first_block + blocks - 1 of ``partition``. With
+    ``workers`` > 1 the two halves of a bisection recurse at once, the first on a new thread (with one numba
+    thread: its njit kernels release the GIL and run serially), sharing the workers; each half depends
+    only on its vertices and its seed, so the partition is the same with any number of workers."""
     if blocks == 1 or vertices.shape[0] == 0:
         partition[vertices] = first_block
         return
@@ -88,8 +97,16 @@ def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon,
     sub_fixed = fixed[vertices]
     fixed_side = np.where(sub_fixed < 0, -1, (sub_fixed >= first_block + blocks0).astype(np.int32)).astype(np.int32)
     sides = multilevel_bisect(sub, max_weights, target0, fixed_side, seed + first_block * 31 + blocks, config,
-                              cut_objective)
-    _split(hypergraph, vertices[sides == 0], first_block, blocks0, partition, fixed, epsilon, perfect, config,
-           cut_objective, seed)
-    _split(hypergraph, vertices[sides == 1], first_block + blocks0, blocks - blocks0, partition, fixed, epsilon,
-           perfect, config, cut_objective, seed)
+                              cut_objective, workers)
+    common = (partition, fixed, epsilon, perfect, config, cut_objective, seed)
+    first = (hypergraph, vertices[sides == 0], first_block, blocks0, *common)
+    second = (hypergraph, vertices[sides == 1], first_block + blocks0, blocks - blocks0, *common)
+    if workers > 1 and blocks0 > 1:
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            half = pool.submit(on_one_numba_thread, _split, *first, workers // 2)
+            _split(*second, workers - workers // 2)
+            half.result()
+    else:
+        _split(*first, 1)
+        _split(*second, 1)
+

@@ -39,7 +39,7 @@ def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, ne
         heap_remove(heap, keys, position, size, v)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
             pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
             max_update_net_size, heap, keys, position, size, targets):

@@ -21,7 +21,7 @@ from .gains import apply_move, is_boundary, roll_back, track_best_prefix
 from .heap import heap_pop, heap_push_or_update
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts):
     own = partition[v]
     gain = np.int64(0)
@@ -44,7 +44,7 @@ def _bump(x, delta, partition, heap0, heap1, keys, positions, size0, size1):
         heap_push_or_update(heap1, keys, positions, size1, x, keys[x] + delta)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
              pin_counts, block_weights, max_block_weights, movable, fruitless_limit):
     """One 2-way FM pass; returns the gain kept (>= 0). Arrays are updated in place.

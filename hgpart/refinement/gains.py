@@ -24,7 +24,7 @@ def _count_net(e, net_offsets, pin_vertices, partition, k, pin_counts):
         pin_counts[base + partition[pin_vertices[p]]] += 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def pin_counts_serial(net_offsets, pin_vertices, partition, k):
     pin_counts = np.zeros((net_offsets.shape[0] - 1) * k, dtype=np.int32)
     for e in range(net_offsets.shape[0] - 1):
@@ -46,7 +46,7 @@ def compute_pin_counts(net_offsets, pin_vertices, partition, k):
                                                                                partition, k)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k, cut_objective,
                     gain, adjacent):
     """Fill ``gain[b]`` (int64[k]) with the gain of moving v from a to b and ``adjacent[b]`` (bool[k]) with
@@ -83,7 +83,7 @@ def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weight
     return common
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
               block_weights, max_block_weights, k, cut_objective, only_adjacent, gain, adjacent):
     """Best target block of v that stays within its weight bound: (target or -1, gain).
@@ -110,7 +110,7 @@ def best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weig
     return best, best_gain
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
                block_weights, k):
     source = partition[v]
@@ -131,7 +131,7 @@ def track_best_prefix(total, num_moves, best_total, best_moves, since_best):
     return best_total, best_moves, since_best + 1
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def roll_back(moved, sources, keep, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
               vertex_weights, pin_counts, block_weights, k):
     """Undo moves keep..num_moves-1 (newest first): vertex ``moved[i]`` returns to ``sources[i]``."""
@@ -140,7 +140,7 @@ def roll_back(moved, sources, keep, num_moves, partition, net_offsets, vertex_of
                    pin_counts, block_weights, k)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
     a = partition[v]
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):

@@ -8,16 +8,21 @@ One round (:func:`refine_device`) moves many vertices at once and stays determin
    gain of moving it alone, with the CPU's tie order (gain, then the lighter block, then the smaller id:
    :func:`.gains.best_move`), and its internal weight (its nets with another pin in its block);
 2. candidates are the vertices with gain > 0 or gain >= -floor(c * internal) (Jet's rule; c is
-   ``tolerance``), ranked by (gain descending, id);
+   ``tolerance``; the rating kernel applies it), ranked by (gain descending, id) by a stable sort;
 3. the afterburner (``afterburner_kernel``, a thread per net) recomputes each candidate's gain as if
    every better-ranked candidate had moved first: the (net, rank) pairs of the candidates' incidences are
    sorted and each net replays its moves in rank order on its own row of Phi, adding each move's exact
    change of the net's contribution to that move's gain (Jet's afterburner, for hyperedges);
 4. moves whose recomputed gain is < 0 are dropped; into each target block, moves are accepted in rank
-   order while the block stays within its bound (weight leaving a block is not counted: conservative);
-5. the accepted moves are applied (Phi updated by atomics); the objective is computed on the device and
-   the best partition of all rounds is kept. Rounds stop after ``rounds``, when nothing moves, or after
-   STALE_ROUNDS rounds without a new best.
+   order while the block stays within its bound (weight leaving a block is not counted: conservative;
+   ``accept_kernel`` after a stable sort by target and a prefix sum);
+5. the accepted moves are applied (``apply_moves_kernel``: Phi, block weights and the objective updated
+   by atomics, the objective from the old values they return), and the best partition of all rounds is
+   kept. Rounds stop after ``rounds``, when nothing moves, or after STALE_ROUNDS rounds without a new best.
+
+Every kernel is launched through :func:`.cuda.arrays.launch`, with views of the level's arrays kept for
+the whole level: passed as they are, CuPy arrays cost numba a conversion and a stream synchronisation
+per argument and launch.
 
 :func:`rebalance_device` moves vertices out of overloaded blocks, least loss per unit of weight first.
 :mod:`.jet` is the CPU twin (njit, the same partitions) and :mod:`.jet_model` a plain numpy model of the
@@ -28,10 +33,12 @@ Limits: k <= MAX_K = 1024; Phi takes 4 * num_nets * k bytes of device memory.
 
 from __future__ import annotations
 
-import numpy as np
-from numba import cuda, int8, int32, int64
+import math
 
-from ..cuda.arrays import grid, to_device, xp
+import numpy as np
+from numba import cuda, float64, int8, int32, int64
+
+from ..cuda.arrays import grid, kernel_view, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_argmax
 from .jet import best_of_rounds
@@ -50,8 +57,8 @@ def pin_counts_kernel(pin_nets, pin_vertices, blocks, k, pin_counts):
 
 @cuda.jit
 def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks, pin_counts,
-                      block_weights, max_block_weights, k, cut_objective, only_adjacent, active, targets, gains,
-                      internals):
+                      block_weights, max_block_weights, k, cut_objective, only_adjacent, active, tolerance, targets,
+                      gains, internals):
     """targets[v], gains[v]: the best block b != blocks[v] with block_weights[b] + w(v) <= max_block_weights[b]
     (with ``only_adjacent``: a block some net of v has a pin in) and the exact gain of moving v there alone;
     -1 and 0 for inactive vertices (active[v] == 0) and those with no such block. internals[v]: the weight
@@ -61,6 +68,9 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
     that becomes uncut ([Phi(e, a) = 1 and Phi(e, b) = |e| - 1]) minus w(e) for each that becomes cut
     ([Phi(e, a) = |e|]). Nets with fewer than two pins never count. A warp per vertex: lane l reads
     Phi(e, l + 32 j) (coalesced) and keeps its blocks' sums in registers; ``warp_argmax`` picks the best.
+
+    With ``tolerance`` >= 0 (Jet's c), targets[v] is also -1 unless v is a candidate: gain > 0 or
+    gain >= -floor(c * internals[v]) (step 2 of the module doc); -1 rates without that rule.
     """
     affinity = cuda.local.array(BLOCKS_PER_LANE, int64)
     adjacent = cuda.local.array(BLOCKS_PER_LANE, int8)
@@ -120,10 +130,24 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
                 best_gain = gain
                 best_priority = priority
         best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best)
+        if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
+                best_gain < -int64(math.floor(float64(internal) * tolerance)):
+            best = int32(-1)
         if lane == 0:
             targets[v] = best
             gains[v] = best_gain if best >= 0 else 0
             internals[v] = internal
+
+
+@cuda.jit
+def move_degrees_kernel(moving, vertex_offsets, key_offsets):
+    """key_offsets[0] = 0 and key_offsets[i + 1] = the degree of moving[i] (their prefix sum places each
+    moving vertex's (net, rank) keys)."""
+    for i in range(cuda.grid(1), moving.shape[0], cuda.gridsize(1)):
+        v = moving[i]
+        key_offsets[i + 1] = vertex_offsets[v + 1] - vertex_offsets[v]
+        if i == 0:
+            key_offsets[0] = 0
 
 
 @cuda.jit
@@ -138,15 +162,20 @@ def incidence_keys_kernel(moving, vertex_offsets, incident_nets, key_offsets, ke
 
 
 @cuda.jit
-def afterburner_kernel(keys, segment_starts, net_offsets, net_weights, moving, sources, destinations, k,
-                       cut_objective, pin_counts, new_gains):
-    """For each net (a segment of ``keys``, sorted by (net, rank)): replay its moves in rank order on its
-    row of Phi and add to new_gains[rank] the exact change of the net's km1 or cut contribution that each
-    move makes after all earlier ones; then undo the replay. A thread per net owns the row: no races."""
-    for segment in range(cuda.grid(1), segment_starts.shape[0] - 1, cuda.gridsize(1)):
-        first = segment_starts[segment]
-        last = segment_starts[segment + 1]
+def afterburner_kernel(keys, net_offsets, net_weights, moving, blocks, destinations, k, cut_objective, pin_counts,
+                       new_gains):
+    """For each net (a run of equal nets in ``keys``, sorted by (net, rank)): replay its moves in rank order
+    on its row of Phi and add to new_gains[rank] the exact change of the net's km1 or cut contribution that
+    each move makes after all earlier ones; then undo the replay. The thread at a run's first key owns the
+    row (no races); the others return at once."""
+    total = keys.shape[0]
+    for first in range(cuda.grid(1), total, cuda.gridsize(1)):
         e = keys[first] >> 32
+        if first > 0 and (keys[first - 1] >> 32) == e:
+            continue
+        last = first + 1
+        while last < total and (keys[last] >> 32) == e:
+            last += 1
         size = net_offsets[e + 1] - net_offsets[e]
         if size < 2:
             continue
@@ -154,7 +183,7 @@ def afterburner_kernel(keys, segment_starts, net_offsets, net_weights, moving, s
         base = e * k
         for position in range(first, last):
             i = keys[position] & LOW32
-            source = sources[i]
+            source = blocks[moving[i]]
             target = destinations[i]
             in_source = pin_counts[base + source]
             in_target = pin_counts[base + target]
@@ -168,26 +197,73 @@ def afterburner_kernel(keys, segment_starts, net_offsets, net_weights, moving, s
             pin_counts[base + target] = in_target + 1
         for position in range(first, last):
             i = keys[position] & LOW32
-            pin_counts[base + sources[i]] += 1
+            pin_counts[base + blocks[moving[i]]] += 1
             pin_counts[base + destinations[i]] -= 1
 
 
 @cuda.jit
-def apply_moves_kernel(moved, destinations, vertex_offsets, incident_nets, k, blocks, pin_counts):
-    """Move moved[i] to destinations[i]: Phi(e, old) -= 1 and Phi(e, new) += 1 for each of its nets."""
-    for i in range(cuda.grid(1), moved.shape[0], cuda.gridsize(1)):
-        v = moved[i]
+def accept_kernel(order, destinations, weights, kept, prefix, first, block_weights, max_block_weights, accepted):
+    """Step 4's balance rule on moves grouped by target (``order``: a stable sort of ``destinations``, so
+    each group keeps rank order; ``prefix``: the running sum of the kept moves' weights in that order,
+    ``first``: the position where each one's group starts): accepted[i] = kept[i] and the target's weight
+    plus the kept weight moved into it so far, this move included, stays within its bound."""
+    for position in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
+        i = order[position]
+        start = first[position]
+        start_weight = weights[order[start]] if kept[order[start]] else 0
+        incoming = prefix[position] - (prefix[start] - start_weight)
+        target = destinations[i]
+        accepted[i] = kept[i] and block_weights[target] + incoming <= max_block_weights[target]
+
+
+@cuda.jit
+def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights, vertex_offsets, incident_nets,
+                       vertex_weights, k, cut_objective, blocks, pin_counts, connectivity, block_weights, locked,
+                       status):
+    """Move each moving[i] with accepted[i] to destinations[i]: Phi(e, old) -= 1 and Phi(e, new) += 1 for
+    each of its nets, the block weights follow, locked[v] = 0 when ``locked`` is not empty (Jet's lock for
+    the next round). status[0] += moves made; status[1] += the exact change of the objective, read off the
+    old values the atomics return: a net loses a block when Phi(e, old) drops from 1 (km1 - w(e)), gains one
+    when Phi(e, new) rises from 0 (km1 + w(e)); for cut, the same steps of lambda(e) (``connectivity``)
+    from 2 to 1 and from 1 to 2. However the atomics interleave, these steps telescope to the exact
+    difference between the final and the first value of each net's contribution."""
+    moves = 0
+    change = int64(0)
+    for i in range(cuda.grid(1), moving.shape[0], cuda.gridsize(1)):
+        if not accepted[i]:
+            continue
+        v = moving[i]
         source = blocks[v]
         target = destinations[i]
         for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-            base = int64(incident_nets[q]) * k
-            cuda.atomic.sub(pin_counts, base + source, 1)
-            cuda.atomic.add(pin_counts, base + target, 1)
+            e = incident_nets[q]
+            base = int64(e) * k
+            counted = net_offsets[e + 1] - net_offsets[e] >= 2
+            if cuda.atomic.sub(pin_counts, base + source, 1) == 1 and counted:
+                if not cut_objective:
+                    change -= net_weights[e]
+                elif cuda.atomic.sub(connectivity, e, 1) == 2:
+                    change -= net_weights[e]
+            if cuda.atomic.add(pin_counts, base + target, 1) == 0 and counted:
+                if not cut_objective:
+                    change += net_weights[e]
+                elif cuda.atomic.add(connectivity, e, 1) == 1:
+                    change += net_weights[e]
+        weight = vertex_weights[v]
+        cuda.atomic.sub(block_weights, source, weight)
+        cuda.atomic.add(block_weights, target, weight)
         blocks[v] = target
+        if locked.shape[0]:
+            locked[v] = 0
+        moves += 1
+    if moves:
+        cuda.atomic.add(status, 0, moves)
+    if change != 0:
+        cuda.atomic.add(status, 1, change)
 
 
 class DeviceLevelState:
-    """Phi, block weights and the pin -> net map of one level and partition, on the device.
+    """Phi, block weights, the objective and the pin -> net map of one level and partition, on the device.
 
     Parameters
     ----------
@@ -197,15 +273,23 @@ class DeviceLevelState:
     blocks : device int32[n]
         Modified in place by the refinement.
     k : int
+    cut_objective : bool
+        Which objective :meth:`apply` keeps up to date (``status``).
+
+    Attributes
+    ----------
+    status : device int64[2]
+        Moves made by the last :meth:`apply`, and the current km1 (or cut).
     """
 
-    def __init__(self, level: dict, blocks, k: int):
+    def __init__(self, level: dict, blocks, k: int, cut_objective: bool = False):
         if k > MAX_K:
             raise ValueError(f"GPU refinement supports k <= {MAX_K}, got {k}")
         x = xp()
         self.level = level
         self.k = k
         self.blocks = blocks
+        self.cut_objective = cut_objective
         num_nets = level["net_offsets"].shape[0] - 1
         num_pins = level["pin_vertices"].shape[0]
         self.sizes = x.diff(level["net_offsets"])
@@ -213,71 +297,85 @@ class DeviceLevelState:
                                        side="right").astype(x.int32) - 1
         self.pin_counts = x.zeros(num_nets * k, dtype=x.int32)
         if num_pins:
-            pin_counts_kernel[grid(num_pins)](self.pin_nets, level["pin_vertices"], blocks, k, self.pin_counts)
+            launch(pin_counts_kernel, grid(num_pins), self.pin_nets, level["pin_vertices"], blocks, k,
+                   self.pin_counts)
         self.block_weights = block_weights_device(blocks, level["vertex_weights"], k)
+        connectivity = self._connectivity()
+        self.connectivity = connectivity.astype(x.int32) if cut_objective else x.zeros(1, dtype=x.int32)
+        self.status = x.asarray([0, self._objective(connectivity, cut_objective)], dtype=x.int64)
+        self.no_locks = x.zeros(0, dtype=x.int8)
+        self.views = {name: kernel_view(array) for name, array in level.items() if hasattr(array, "shape")}
+        self.views.update((name, kernel_view(getattr(self, name))) for name in (
+            "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks"))
 
-    def objective(self, cut_objective: bool) -> int:
-        """km1 = sum of w(e) (lambda(e) - 1), or cut = sum of w(e) over nets with lambda(e) > 1, on the device;
-        nets with fewer than two pins never count."""
-        x = xp()
+    def _connectivity(self):
         k = self.k
-        connectivity = (self.pin_counts.reshape(-1, k) > 0).sum(axis=1) if k else x.zeros(0, dtype=x.int64)
+        return (self.pin_counts.reshape(-1, k) > 0).sum(axis=1) if k else xp().zeros(0, dtype=xp().int64)
+
+    def _objective(self, connectivity, cut_objective: bool) -> int:
+        x = xp()
         counted = self.sizes >= 2
         weights = self.level["net_weights"]
         if cut_objective:
             return int((weights * (counted & (connectivity > 1))).sum())
         return int((weights * x.where(counted, connectivity - 1, 0)).sum())
 
-    def rate(self, max_block_weights, cut_objective: bool, only_adjacent: bool, active):
+    def objective(self, cut_objective: bool) -> int:
+        """km1 = sum of w(e) (lambda(e) - 1), or cut = sum of w(e) over nets with lambda(e) > 1, recomputed from
+        Phi on the device; nets with fewer than two pins never count."""
+        return self._objective(self._connectivity(), cut_objective)
+
+    def rate(self, max_block_weights, cut_objective: bool, only_adjacent: bool, active, tolerance: float = -1.0):
         """(targets int32[n], gains int64[n], internals int64[n]) of ``rate_moves_kernel`` for the vertices
-        with active != 0."""
+        with active != 0 (with ``tolerance`` >= 0, only Jet's candidates keep their targets)."""
         x = xp()
         level = self.level
         n = level["vertex_offsets"].shape[0] - 1
-        targets = x.full(n, -1, dtype=x.int32)
-        gains = x.zeros(n, dtype=x.int64)
-        internals = x.zeros(n, dtype=x.int64)
+        targets = x.empty(n, dtype=x.int32)
+        gains = x.empty(n, dtype=x.int64)
+        internals = x.empty(n, dtype=x.int64)
         if n:
-            rate_moves_kernel[grid(n * WARP_SIZE, RATE_THREADS)](
-                level["net_offsets"], level["vertex_offsets"], level["incident_nets"], level["net_weights"],
-                level["vertex_weights"], self.blocks, self.pin_counts, self.block_weights, max_block_weights,
-                self.k, cut_objective, only_adjacent, active, targets, gains, internals)
+            view = self.views
+            launch(rate_moves_kernel, grid(n * WARP_SIZE, RATE_THREADS), view["net_offsets"], view["vertex_offsets"],
+                   view["incident_nets"], view["net_weights"], view["vertex_weights"], view["blocks"],
+                   view["pin_counts"], view["block_weights"], max_block_weights, self.k, cut_objective, only_adjacent,
+                   active, tolerance, targets, gains, internals)
         return targets, gains, internals
 
-    def apply(self, moved, destinations):
-        """Move vertices ``moved`` (device int32) to ``destinations``; Phi and block weights follow."""
-        if moved.shape[0]:
-            apply_moves_kernel[grid(moved.shape[0])](moved, destinations, self.level["vertex_offsets"],
-                                                     self.level["incident_nets"], self.k, self.blocks,
-                                                     self.pin_counts)
-        self.block_weights = block_weights_device(self.blocks, self.level["vertex_weights"], self.k)
+    def apply(self, moving, destinations, accepted, locked=None):
+        """Move the vertices ``moving[accepted]`` to ``destinations[accepted]``; Phi, block weights and
+        ``status`` follow; moved vertices get locked[v] = 0. Returns (moves made, objective) on the host
+        (one read of the device)."""
+        self.status[0] = 0
+        if moving.shape[0]:
+            view = self.views
+            launch(apply_moves_kernel, grid(moving.shape[0]), moving, destinations, accepted, view["net_offsets"],
+                   view["net_weights"], view["vertex_offsets"], view["incident_nets"], view["vertex_weights"], self.k,
+                   self.cut_objective, view["blocks"], view["pin_counts"], view["connectivity"],
+                   view["block_weights"], view["no_locks"] if locked is None else locked, view["status"])
+        moves, value = (int(item) for item in to_host(self.status))
+        return moves, value
 
     def afterburner(self, moving, destinations, cut_objective: bool):
         """Recomputed gains int64[len(moving)] of the ranked candidates ``moving`` (see the module doc)."""
         x = xp()
-        level = self.level
         count = moving.shape[0]
         new_gains = x.zeros(count, dtype=x.int64)
         if count == 0:
             return new_gains
-        degrees = level["vertex_offsets"][moving + 1] - level["vertex_offsets"][moving]
-        key_offsets = x.zeros(count + 1, dtype=x.int64)
-        x.cumsum(degrees, out=key_offsets[1:])
+        key_offsets = x.empty(count + 1, dtype=x.int64)
+        view = self.views
+        launch(move_degrees_kernel, grid(count), moving, view["vertex_offsets"], key_offsets)
+        x.cumsum(key_offsets, out=key_offsets)
         total = int(key_offsets[-1])
         if total == 0:
             return new_gains
         keys = x.empty(total, dtype=x.int64)
-        incidence_keys_kernel[grid(count)](moving, level["vertex_offsets"], level["incident_nets"], key_offsets,
-                                           keys)
+        launch(incidence_keys_kernel, grid(count), moving, view["vertex_offsets"], view["incident_nets"], key_offsets,
+               keys)
         keys = x.sort(keys)
-        nets = keys >> 32
-        starts = x.ones(total, dtype=x.bool_)
-        starts[1:] = nets[1:] != nets[:-1]
-        segment_starts = x.concatenate([x.flatnonzero(starts), x.asarray([total])]).astype(x.int64)
-        sources = self.blocks[moving]
-        afterburner_kernel[grid(segment_starts.shape[0] - 1)](keys, segment_starts, level["net_offsets"],
-                                                               level["net_weights"], moving, sources, destinations,
-                                                               self.k, cut_objective, self.pin_counts, new_gains)
+        launch(afterburner_kernel, grid(total), keys, view["net_offsets"], view["net_weights"], moving, view["blocks"],
+               destinations, self.k, cut_objective, view["pin_counts"], new_gains)
         return new_gains
 
 
@@ -293,46 +391,45 @@ def balanced_on_device(blocks, vertex_weights, k: int, max_block_weights) -> boo
     return bool((weights <= x.asarray(max_block_weights, dtype=x.int64)).all())
 
 
-def _within_bounds(destinations, weights, ranks, block_weights, max_block_weights):
-    """bool mask of the moves (given in any order, ``ranks`` their priority) accepted by the balance rule:
-    into each block, in rank order, while its weight plus the weight moved in so far stays within bound."""
+def stable_argsort(keys):
+    """Indices that sort ``keys``, equal keys in index order (CuPy's argsort always is stable)."""
     x = xp()
-    if destinations.shape[0] == 0:
-        return x.zeros(0, dtype=x.bool_)
-    order = x.lexsort(x.stack([ranks, destinations.astype(x.int64)]))
+    return x.argsort(keys, kind="stable") if x is np else x.argsort(keys)
+
+
+def _within_bounds(destinations, weights, kept, block_weights, max_block_weights):
+    """bool mask of the moves (given in rank order) that the balance rule accepts: among the ``kept`` ones,
+    into each block in rank order while its weight plus the kept weight moved in so far stays within its
+    bound (:func:`accept_kernel`)."""
+    x = xp()
+    count = destinations.shape[0]
+    accepted = x.zeros(count, dtype=x.bool_)
+    if count == 0:
+        return accepted
+    order = stable_argsort(destinations)
     sorted_targets = destinations[order]
-    prefix = x.cumsum(weights[order])
-    starts = x.ones(order.shape[0], dtype=x.bool_)
-    starts[1:] = sorted_targets[1:] != sorted_targets[:-1]
-    first = x.flatnonzero(starts)[x.cumsum(starts) - 1]
-    before = prefix[first] - weights[order][first]
-    incoming = prefix - before
-    accepted_sorted = block_weights[sorted_targets] + incoming <= max_block_weights[sorted_targets]
-    accepted = x.empty(order.shape[0], dtype=x.bool_)
-    accepted[order] = accepted_sorted
+    prefix = x.cumsum(x.where(kept, weights, 0)[order])
+    first = x.searchsorted(sorted_targets, sorted_targets)
+    launch(accept_kernel, grid(count), order, destinations, weights, kept, prefix, first, block_weights,
+           max_block_weights, accepted)
     return accepted
 
 
-def jet_round(state: DeviceLevelState, max_block_weights, cut_objective: bool, active, tolerance: float):
-    """One round (steps 1-5 of the module doc) on ``state``; returns the moved vertices (device int32).
-    ``active`` (int8[n]) is 0 for fixed vertices and for those moved in the previous round (Jet's locks)."""
+def jet_round(state: DeviceLevelState, max_block_weights, cut_objective: bool, active, tolerance: float, locked):
+    """One round (steps 1-5 of the module doc) on ``state``. ``active`` (int8[n]) is 0 for fixed vertices and
+    for those moved in the previous round (Jet's locks); ``locked`` (a copy of the free vertices) gets 0 for
+    each vertex this round moves. Returns (moves made, objective) on the host."""
     x = xp()
-    targets, gains, internals = state.rate(max_block_weights, cut_objective, True, active)
-    allowed = -x.floor(internals.astype(x.float64) * tolerance).astype(x.int64)
-    candidates = x.flatnonzero((targets >= 0) & ((gains > 0) | (gains >= allowed))).astype(x.int32)
+    targets, gains, _ = state.rate(max_block_weights, cut_objective, True, active, tolerance)
+    candidates = x.flatnonzero(targets >= 0)
     if candidates.shape[0] == 0:
-        return candidates
-    order = x.lexsort(x.stack([candidates.astype(x.int64), -gains[candidates]]))
-    moving = candidates[order]
+        return 0, None
+    moving = candidates[stable_argsort(-gains[candidates])]
     destinations = targets[moving]
-    new_gains = state.afterburner(moving, destinations, cut_objective)
-    kept = x.flatnonzero(new_gains >= 0)
-    moving, destinations = moving[kept], destinations[kept]
-    accepted = _within_bounds(destinations, state.level["vertex_weights"][moving], kept.astype(x.int64),
-                              state.block_weights, max_block_weights)
-    moving, destinations = moving[accepted], destinations[accepted]
-    state.apply(moving, destinations)
-    return moving
+    kept = state.afterburner(moving, destinations, cut_objective) >= 0
+    accepted = _within_bounds(destinations, state.level["vertex_weights"][moving], kept, state.block_weights,
+                              max_block_weights)
+    return state.apply(moving, destinations, accepted, locked)
 
 
 def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, cut_objective: bool = False,
@@ -355,9 +452,16 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
     n = level["vertex_offsets"].shape[0] - 1
     free = x.ones(n, dtype=x.int8) if movable is None else x.asarray(movable).astype(x.int8)
-    state = DeviceLevelState(level, blocks, k)
-    return best_of_rounds(lambda active: jet_round(state, max_block_weights, cut_objective, active, tolerance),
-                          lambda: state.objective(cut_objective), state.blocks, free, rounds)
+    state = DeviceLevelState(level, blocks, k, cut_objective)
+    objective = [int(state.status[1])]
+
+    def run_round(active):
+        locked = free.copy()
+        moves, value = jet_round(state, max_block_weights, cut_objective, active, tolerance, locked)
+        objective[0] = value
+        return moves, locked
+
+    return best_of_rounds(run_round, lambda: objective[0], state.blocks, free, rounds)
 
 
 def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objective: bool = False, movable=None,
@@ -372,7 +476,7 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
     n = level["vertex_offsets"].shape[0] - 1
     movable = x.ones(n, dtype=x.bool_) if movable is None else x.asarray(movable).astype(x.bool_)
     vertex_weights = level["vertex_weights"]
-    state = DeviceLevelState(level, blocks, k)
+    state = DeviceLevelState(level, blocks, k, cut_objective)
     for _ in range(max_rounds):
         excess = state.block_weights - max_block_weights
         if not bool((excess > 0).any()):
@@ -393,13 +497,13 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
         first = x.flatnonzero(starts)[x.cumsum(starts) - 1]
         removed_before = prefix - weights[order] - (prefix[first] - weights[order][first])
         needed = removed_before < excess[ordered_sources]
-        ranks = x.arange(order.shape[0], dtype=x.int64)[needed]
-        ordered, destinations = ordered[needed], targets[ordered[needed]]
-        accepted = _within_bounds(destinations, vertex_weights[ordered], ranks, state.block_weights,
-                                  max_block_weights)
-        if not bool(accepted.any()):
+        ordered = ordered[needed]
+        destinations = targets[ordered]
+        accepted = _within_bounds(destinations, vertex_weights[ordered], x.ones(ordered.shape[0], dtype=x.bool_),
+                                  state.block_weights, max_block_weights)
+        moves, _ = state.apply(ordered, destinations, accepted)
+        if moves == 0:
             return state.blocks, False
-        state.apply(ordered[accepted], destinations[accepted])
     return state.blocks, bool((state.block_weights <= max_block_weights).all())
 
 

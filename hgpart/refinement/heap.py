@@ -16,7 +16,7 @@ def _above(keys, u, v):
     return keys[u] > keys[v] or (keys[u] == keys[v] and u < v)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sift_up(heap, keys, position, i):
     v = heap[i]
     while i > 0:
@@ -31,7 +31,7 @@ def _sift_up(heap, keys, position, i):
     position[v] = i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _sift_down(heap, keys, position, size, i):
     v = heap[i]
     while True:
@@ -50,7 +50,7 @@ def _sift_down(heap, keys, position, size, i):
     position[v] = i
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def heap_push_or_update(heap, keys, position, size, v, key):
     if position[v] < 0:
         keys[v] = key
@@ -67,7 +67,7 @@ def heap_push_or_update(heap, keys, position, size, v, key):
             _sift_down(heap, keys, position, size[0], position[v])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def heap_remove(heap, keys, position, size, v):
     i = position[v]
     if i < 0:
@@ -82,7 +82,7 @@ def heap_remove(heap, keys, position, size, v):
         _sift_up(heap, keys, position, position[last])
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def heap_pop(heap, keys, position, size):
     v = heap[0]
     heap_remove(heap, keys, position, size, v)

@@ -121,9 +121,12 @@ def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objectiv
     block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
 
     def run_round(active):
-        return _jet_round(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
-                          hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
-                          max_block_weights, k, active, cut_objective, tolerance)
+        moved = _jet_round(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                           hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
+                           max_block_weights, k, active, cut_objective, tolerance)
+        locked = movable.copy()
+        locked[moved] = False
+        return moved.shape[0], locked
 
     def objective():
         return _objective(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
@@ -133,18 +136,16 @@ def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objectiv
 
 def best_of_rounds(run_round, objective, partition, free, rounds: int):
     """The round loop of the CPU twin and of the GPU (host or device arrays alike): ``run_round(active)``
-    moves vertices of ``partition`` in place and returns those it moved, which are locked (``active`` 0)
-    for the next round; ``free`` marks the movable vertices. Returns a copy of the partition with the
-    smallest ``objective()`` seen; stops after ``rounds``, when nothing moves, or after STALE_ROUNDS
-    rounds without a new best."""
+    moves vertices of ``partition`` in place and returns how many it moved and the next round's ``active``:
+    ``free`` (the movable vertices) without the vertices it moved, which are locked for a round. Returns a
+    copy of the partition with the smallest ``objective()`` seen; stops after ``rounds``, when nothing
+    moves, or after STALE_ROUNDS rounds without a new best."""
     best_objective, best, stale = objective(), partition.copy(), 0
     active = free
     for _ in range(rounds):
-        moved = run_round(active)
-        if moved.shape[0] == 0:
+        moves, active = run_round(active)
+        if moves == 0:
             break
-        active = free.copy()
-        active[moved] = 0
         value = objective()
         if value < best_objective:
             best_objective, best, stale = value, partition.copy(), 0

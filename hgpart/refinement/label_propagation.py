@@ -10,7 +10,7 @@ from ..parallel import pick
 from .gains import apply_move, best_move, is_boundary
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _rate_chunk(t, per_thread, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                 pin_counts, block_weights, max_block_weights, k, movable, cut_objective, targets, gains):
     n = vertex_offsets.shape[0] - 1
@@ -27,7 +27,7 @@ def _rate_chunk(t, per_thread, net_offsets, vertex_offsets, incident_nets, net_w
             gains[v] = g
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _rate_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
                  block_weights, max_block_weights, k, movable, cut_objective, threads, targets, gains):
     _rate_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, vertex_offsets, incident_nets, net_weights,
@@ -45,7 +45,7 @@ def _rate_parallel(net_offsets, vertex_offsets, incident_nets, net_weights, vert
                     gains)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _apply(order, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
            block_weights, max_block_weights, k, cut_objective):
     gain = np.zeros(k, dtype=np.int64)

@@ -38,7 +38,7 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     return partition
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, nogil=True)
 def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
                block_weights, max_block_weights, k, movable, cut_objective):
     """Move vertices out of overloaded blocks, best gain per unit weight first, into blocks with room."""
