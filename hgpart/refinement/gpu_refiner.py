@@ -15,14 +15,15 @@ One round (:func:`refine_device`) moves many vertices at once and stays determin
    change of the net's contribution to that move's gain (Jet's afterburner, for hyperedges);
 4. moves whose recomputed gain is < 0 are dropped; into each target block, moves are accepted in rank
    order while the block stays within its bound (weight leaving a block is not counted: conservative;
-   ``accept_kernel`` after a stable sort by target and a prefix sum);
+   a stable sort by target and a prefix sum);
 5. the accepted moves are applied (``apply_moves_kernel``: Phi, block weights and the objective updated
    by atomics, the objective from the old values they return), and the best partition of all rounds is
    kept. Rounds stop after ``rounds``, when nothing moves, or after STALE_ROUNDS rounds without a new best.
 
-Every kernel is launched through :func:`.cuda.arrays.launch`, with views of the level's arrays kept for
-the whole level: passed as they are, CuPy arrays cost numba a conversion and a stream synchronisation
-per argument and launch.
+Every kernel is launched through :func:`.cuda.arrays.launch`, with views of the level's arrays (and of
+the buffers every round reuses) kept for the whole level: passed as they are, CuPy arrays cost numba a
+conversion and a stream synchronisation per argument and launch. Steps on short arrays are CuPy
+operations rather than numba kernels, whose launch costs more on the host.
 
 :func:`rebalance_device` moves vertices out of overloaded blocks, least loss per unit of weight first.
 :mod:`.jet` is the CPU twin (njit, the same partitions) and :mod:`.jet_model` a plain numpy model of the
@@ -140,17 +141,6 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
 
 
 @cuda.jit
-def move_degrees_kernel(moving, vertex_offsets, key_offsets):
-    """key_offsets[0] = 0 and key_offsets[i + 1] = the degree of moving[i] (their prefix sum places each
-    moving vertex's (net, rank) keys)."""
-    for i in range(cuda.grid(1), moving.shape[0], cuda.gridsize(1)):
-        v = moving[i]
-        key_offsets[i + 1] = vertex_offsets[v + 1] - vertex_offsets[v]
-        if i == 0:
-            key_offsets[0] = 0
-
-
-@cuda.jit
 def incidence_keys_kernel(moving, vertex_offsets, incident_nets, key_offsets, keys):
     """keys[key_offsets[i] + t] = (t-th net of moving[i]) << 32 | i: the (net, rank) pairs the afterburner
     sorts (a thread per moving vertex)."""
@@ -199,21 +189,6 @@ def afterburner_kernel(keys, net_offsets, net_weights, moving, blocks, destinati
             i = keys[position] & LOW32
             pin_counts[base + blocks[moving[i]]] += 1
             pin_counts[base + destinations[i]] -= 1
-
-
-@cuda.jit
-def accept_kernel(order, destinations, weights, kept, prefix, first, block_weights, max_block_weights, accepted):
-    """Step 4's balance rule on moves grouped by target (``order``: a stable sort of ``destinations``, so
-    each group keeps rank order; ``prefix``: the running sum of the kept moves' weights in that order,
-    ``first``: the position where each one's group starts): accepted[i] = kept[i] and the target's weight
-    plus the kept weight moved into it so far, this move included, stays within its bound."""
-    for position in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
-        i = order[position]
-        start = first[position]
-        start_weight = weights[order[start]] if kept[order[start]] else 0
-        incoming = prefix[position] - (prefix[start] - start_weight)
-        target = destinations[i]
-        accepted[i] = kept[i] and block_weights[target] + incoming <= max_block_weights[target]
 
 
 @cuda.jit
@@ -304,9 +279,28 @@ class DeviceLevelState:
         self.connectivity = connectivity.astype(x.int32) if cut_objective else x.zeros(1, dtype=x.int32)
         self.status = x.asarray([0, self._objective(connectivity, cut_objective)], dtype=x.int64)
         self.no_locks = x.zeros(0, dtype=x.int8)
+        n = level["vertex_offsets"].shape[0] - 1
+        self.targets = x.empty(n, dtype=x.int32)
+        self.gains = x.empty(n, dtype=x.int64)
+        self.internals = x.empty(n, dtype=x.int64)
         self.views = {name: kernel_view(array) for name, array in level.items() if hasattr(array, "shape")}
         self.views.update((name, kernel_view(getattr(self, name))) for name in (
-            "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks"))
+            "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks", "targets", "gains",
+            "internals"))
+        self._kept = []
+
+    def keep(self, array):
+        """Keep a view of a device array that later launches on this level pass again (:meth:`view`)."""
+        self._kept.append((array, kernel_view(array)))
+        return array
+
+    def view(self, array):
+        """The kept view of ``array``, else a new one (launches then skip numba's conversion of CuPy arrays,
+        about 45 microseconds an argument on the H100 machine)."""
+        for kept, view in self._kept:
+            if kept is array:
+                return view
+        return kernel_view(array)
 
     def _connectivity(self):
         k = self.k
@@ -327,20 +321,16 @@ class DeviceLevelState:
 
     def rate(self, max_block_weights, cut_objective: bool, only_adjacent: bool, active, tolerance: float = -1.0):
         """(targets int32[n], gains int64[n], internals int64[n]) of ``rate_moves_kernel`` for the vertices
-        with active != 0 (with ``tolerance`` >= 0, only Jet's candidates keep their targets)."""
-        x = xp()
-        level = self.level
-        n = level["vertex_offsets"].shape[0] - 1
-        targets = x.empty(n, dtype=x.int32)
-        gains = x.empty(n, dtype=x.int64)
-        internals = x.empty(n, dtype=x.int64)
+        with active != 0 (with ``tolerance`` >= 0, only Jet's candidates keep their targets). The arrays are
+        the state's buffers: the next call overwrites them."""
+        n = self.targets.shape[0]
         if n:
             view = self.views
             launch(rate_moves_kernel, grid(n * WARP_SIZE, RATE_THREADS), view["net_offsets"], view["vertex_offsets"],
                    view["incident_nets"], view["net_weights"], view["vertex_weights"], view["blocks"],
-                   view["pin_counts"], view["block_weights"], max_block_weights, self.k, cut_objective, only_adjacent,
-                   active, tolerance, targets, gains, internals)
-        return targets, gains, internals
+                   view["pin_counts"], view["block_weights"], self.view(max_block_weights), self.k, cut_objective,
+                   only_adjacent, self.view(active), tolerance, view["targets"], view["gains"], view["internals"])
+        return self.targets, self.gains, self.internals
 
     def apply(self, moving, destinations, accepted, locked=None):
         """Move the vertices ``moving[accepted]`` to ``destinations[accepted]``; Phi, block weights and
@@ -352,7 +342,8 @@ class DeviceLevelState:
             launch(apply_moves_kernel, grid(moving.shape[0]), moving, destinations, accepted, view["net_offsets"],
                    view["net_weights"], view["vertex_offsets"], view["incident_nets"], view["vertex_weights"], self.k,
                    self.cut_objective, view["blocks"], view["pin_counts"], view["connectivity"],
-                   view["block_weights"], view["no_locks"] if locked is None else locked, view["status"])
+                   view["block_weights"], view["no_locks"] if locked is None else self.view(locked),
+                   view["status"])
         moves, value = (int(item) for item in to_host(self.status))
         return moves, value
 
@@ -363,19 +354,19 @@ class DeviceLevelState:
         new_gains = x.zeros(count, dtype=x.int64)
         if count == 0:
             return new_gains
-        key_offsets = x.empty(count + 1, dtype=x.int64)
-        view = self.views
-        launch(move_degrees_kernel, grid(count), moving, view["vertex_offsets"], key_offsets)
-        x.cumsum(key_offsets, out=key_offsets)
+        vertex_offsets = self.level["vertex_offsets"]
+        key_offsets = x.zeros(count + 1, dtype=x.int64)
+        x.cumsum(vertex_offsets[moving + 1] - vertex_offsets[moving], out=key_offsets[1:])
         total = int(key_offsets[-1])
         if total == 0:
             return new_gains
         keys = x.empty(total, dtype=x.int64)
-        launch(incidence_keys_kernel, grid(count), moving, view["vertex_offsets"], view["incident_nets"], key_offsets,
-               keys)
+        view, moving_view = self.views, kernel_view(moving)
+        launch(incidence_keys_kernel, grid(count), moving_view, view["vertex_offsets"], view["incident_nets"],
+               key_offsets, keys)
         keys = x.sort(keys)
-        launch(afterburner_kernel, grid(total), keys, view["net_offsets"], view["net_weights"], moving, view["blocks"],
-               destinations, self.k, cut_objective, view["pin_counts"], new_gains)
+        launch(afterburner_kernel, grid(total), keys, view["net_offsets"], view["net_weights"], moving_view,
+               view["blocks"], destinations, self.k, cut_objective, view["pin_counts"], new_gains)
         return new_gains
 
 
@@ -400,19 +391,21 @@ def stable_argsort(keys):
 def _within_bounds(destinations, weights, kept, block_weights, max_block_weights):
     """bool mask of the moves (given in rank order) that the balance rule accepts: among the ``kept`` ones,
     into each block in rank order while its weight plus the kept weight moved in so far stays within its
-    bound (:func:`accept_kernel`)."""
+    bound. A stable sort by target keeps each target's moves in rank order; a prefix sum less its value at
+    the start of the target's run is the weight moved in so far."""
     x = xp()
     count = destinations.shape[0]
-    accepted = x.zeros(count, dtype=x.bool_)
     if count == 0:
-        return accepted
+        return x.zeros(0, dtype=x.bool_)
     order = stable_argsort(destinations)
     sorted_targets = destinations[order]
-    prefix = x.cumsum(x.where(kept, weights, 0)[order])
+    sorted_weights = x.where(kept, weights, 0)[order]
+    prefix = x.cumsum(sorted_weights)
     first = x.searchsorted(sorted_targets, sorted_targets)
-    launch(accept_kernel, grid(count), order, destinations, weights, kept, prefix, first, block_weights,
-           max_block_weights, accepted)
-    return accepted
+    incoming = prefix - (prefix[first] - sorted_weights[first])
+    accepted = x.empty(count, dtype=x.bool_)
+    accepted[order] = block_weights[sorted_targets] + incoming <= max_block_weights[sorted_targets]
+    return accepted & kept
 
 
 def jet_round(state: DeviceLevelState, max_block_weights, cut_objective: bool, active, tolerance: float, locked):
@@ -454,9 +447,13 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     free = x.ones(n, dtype=x.int8) if movable is None else x.asarray(movable).astype(x.int8)
     state = DeviceLevelState(level, blocks, k, cut_objective)
     objective = [int(state.status[1])]
+    for array in (max_block_weights, free):
+        state.keep(array)
+    lock_buffers = [state.keep(x.empty(n, dtype=x.int8)) for _ in range(2)]
 
     def run_round(active):
-        locked = free.copy()
+        locked = lock_buffers[0] if active is not lock_buffers[0] else lock_buffers[1]  # not the one read now
+        locked[...] = free
         moves, value = jet_round(state, max_block_weights, cut_objective, active, tolerance, locked)
         objective[0] = value
         return moves, locked
