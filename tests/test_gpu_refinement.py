@@ -14,7 +14,7 @@ from .conftest import DATA
 REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
     "rate_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int32[:], int64[:], "
-                         "int64[:], int64, boolean, boolean, int8[:], float64, int32[:], int64[:], int64[:])",
+                         "int64[:], int64, int64, boolean, boolean, int8[:], float64, int32[:], int64[:], int64[:])",
     "incidence_keys_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:])",
     "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int64, boolean, "
                           "int32[:], int64[:])",

@@ -3,10 +3,11 @@ Jet-style rounds with an afterburner, and a rebalancer (the GPU twin of :mod:`.r
 
 One round (:func:`refine_device`) moves many vertices at once and stays deterministic:
 
-1. ``rate_moves_kernel`` (a warp per vertex; lane l owns blocks l, l + 32, ...) gives every movable
-   vertex that did not move in the previous round (Jet's locks) its best target with room and the exact
-   gain of moving it alone, with the CPU's tie order (gain, then the lighter block, then the smaller id:
-   :func:`.gains.best_move`), and its internal weight (its nets with another pin in its block);
+1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k, at most a warp; lane
+   l of a group owns blocks l, l + group, ...) gives every movable vertex that did not move in the
+   previous round (Jet's locks) its best target with room and the exact gain of moving it alone, with
+   the CPU's tie order (gain, then the lighter block, then the smaller id: :func:`.gains.best_move`), and
+   its internal weight (its nets with another pin in its block);
 2. candidates are the vertices with gain > 0 or gain >= -floor(c * internal) (Jet's rule; c is
    ``tolerance``; the rating kernel applies it), ranked by (gain descending, id) by a stable sort;
 3. the afterburner (``afterburner_kernel``, a thread per net) recomputes each candidate's gain as if
@@ -49,6 +50,15 @@ BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating
 RATE_THREADS = 128            # 4 warps per block of the rating kernel
 
 
+def rating_group(k: int) -> int:
+    """Lanes that rate one vertex: the least power of two >= k, at most a warp (k = 8: four vertices a
+    warp, each lane one block)."""
+    group = 1
+    while group < min(k, WARP_SIZE):
+        group *= 2
+    return group
+
+
 @cuda.jit
 def pin_counts_kernel(pin_nets, pin_vertices, blocks, k, pin_counts):
     """pin_counts[e * k + b] += 1 for each pin of net e in block b (a thread per pin, int32 atomics)."""
@@ -58,8 +68,8 @@ def pin_counts_kernel(pin_nets, pin_vertices, blocks, k, pin_counts):
 
 @cuda.jit
 def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks, pin_counts,
-                      block_weights, max_block_weights, k, cut_objective, only_adjacent, active, tolerance, targets,
-                      gains, internals):
+                      block_weights, max_block_weights, k, group, cut_objective, only_adjacent, active, tolerance,
+                      targets, gains, internals):
     """targets[v], gains[v]: the best block b != blocks[v] with block_weights[b] + w(v) <= max_block_weights[b]
     (with ``only_adjacent``: a block some net of v has a pin in) and the exact gain of moving v there alone;
     -1 and 0 for inactive vertices (active[v] == 0) and those with no such block. internals[v]: the weight
@@ -67,74 +77,75 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
 
     km1: gain(b) = sum over nets e of v of w(e) ([Phi(e, a) = 1] - [Phi(e, b) = 0]); cut: w(e) for each net
     that becomes uncut ([Phi(e, a) = 1 and Phi(e, b) = |e| - 1]) minus w(e) for each that becomes cut
-    ([Phi(e, a) = |e|]). Nets with fewer than two pins never count. A warp per vertex: lane l reads
-    Phi(e, l + 32 j) (coalesced) and keeps its blocks' sums in registers; ``warp_argmax`` picks the best.
+    ([Phi(e, a) = |e|]). Nets with fewer than two pins never count. A ``group`` of lanes per vertex (a
+    power of two: :func:`rating_group`, the whole warp once k >= 32): lane l of the group reads
+    Phi(e, l + group j) (coalesced) and keeps its blocks' sums in registers; ``warp_argmax`` over the group
+    picks the best. Every lane of a warp runs the same number of iterations, so the shuffles see them all.
 
     With ``tolerance`` >= 0 (Jet's c), targets[v] is also -1 unless v is a candidate: gain > 0 or
     gain >= -floor(c * internals[v]) (step 2 of the module doc); -1 rates without that rule.
     """
     affinity = cuda.local.array(BLOCKS_PER_LANE, int64)
     adjacent = cuda.local.array(BLOCKS_PER_LANE, int8)
-    lane = cuda.threadIdx.x % WARP_SIZE
-    owned = (k - lane + WARP_SIZE - 1) // WARP_SIZE
+    lane = cuda.threadIdx.x % group
+    owned = (k - lane + group - 1) // group
     num_vertices = vertex_offsets.shape[0] - 1
-    for v in range(cuda.grid(1) // WARP_SIZE, num_vertices, cuda.gridsize(1) // WARP_SIZE):
-        if active[v] == 0:
-            if lane == 0:
-                targets[v] = -1
-                gains[v] = 0
-                internals[v] = 0
-            continue
-        for j in range(owned):
-            affinity[j] = 0
-            adjacent[j] = 0
-        source = blocks[v]
-        common = int64(0)
-        internal = int64(0)
-        for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-            e = incident_nets[q]
-            size = net_offsets[e + 1] - net_offsets[e]
-            if size < 2:
-                continue
-            weight = net_weights[e]
-            base = int64(e) * k
-            in_source = pin_counts[base + source]
-            if in_source > 1:
-                internal += weight
-            if cut_objective:
-                if in_source == size:
-                    common -= weight
-            else:
-                if in_source == 1:
-                    common += weight
-                common -= weight
-            for j in range(owned):
-                b = lane + WARP_SIZE * j
-                count = pin_counts[base + b]
-                if count > 0 and b != source:
-                    adjacent[j] = 1
-                    if not cut_objective or (in_source == 1 and count == size - 1):
-                        affinity[j] += weight
+    per_warp = WARP_SIZE // group
+    first = cuda.grid(1) // WARP_SIZE * per_warp
+    for start in range(first, num_vertices, cuda.gridsize(1) // WARP_SIZE * per_warp):
+        v = start + cuda.threadIdx.x % WARP_SIZE // group
+        rated = v < num_vertices and active[v] != 0
         best = int32(-1)
         best_gain = int64(0)
         best_priority = int64(0)
-        weight = vertex_weights[v]
-        for j in range(owned):
-            b = lane + WARP_SIZE * j
-            if b == source or (only_adjacent and adjacent[j] == 0) or \
-                    block_weights[b] + weight > max_block_weights[b]:
-                continue
-            gain = affinity[j] + common
-            priority = -block_weights[b]       # ties: the lighter block, then the smaller id
-            if best < 0 or gain > best_gain or (gain == best_gain and priority > best_priority):
-                best = b
-                best_gain = gain
-                best_priority = priority
-        best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best)
+        internal = int64(0)
+        if rated:
+            for j in range(owned):
+                affinity[j] = 0
+                adjacent[j] = 0
+            source = blocks[v]
+            common = int64(0)
+            for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+                e = incident_nets[q]
+                size = net_offsets[e + 1] - net_offsets[e]
+                if size < 2:
+                    continue
+                weight = net_weights[e]
+                base = int64(e) * k
+                in_source = pin_counts[base + source]
+                if in_source > 1:
+                    internal += weight
+                if cut_objective:
+                    if in_source == size:
+                        common -= weight
+                else:
+                    if in_source == 1:
+                        common += weight
+                    common -= weight
+                for j in range(owned):
+                    b = lane + group * j
+                    count = pin_counts[base + b]
+                    if count > 0 and b != source:
+                        adjacent[j] = 1
+                        if not cut_objective or (in_source == 1 and count == size - 1):
+                            affinity[j] += weight
+            weight = vertex_weights[v]
+            for j in range(owned):
+                b = lane + group * j
+                if b == source or (only_adjacent and adjacent[j] == 0) or \
+                        block_weights[b] + weight > max_block_weights[b]:
+                    continue
+                gain = affinity[j] + common
+                priority = -block_weights[b]       # ties: the lighter block, then the smaller id
+                if best < 0 or gain > best_gain or (gain == best_gain and priority > best_priority):
+                    best = b
+                    best_gain = gain
+                    best_priority = priority
+        best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, group)
         if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
                 best_gain < -int64(math.floor(float64(internal) * tolerance)):
             best = int32(-1)
-        if lane == 0:
+        if lane == 0 and v < num_vertices:
             targets[v] = best
             gains[v] = best_gain if best >= 0 else 0
             internals[v] = internal
@@ -325,11 +336,12 @@ class DeviceLevelState:
         the state's buffers: the next call overwrites them."""
         n = self.targets.shape[0]
         if n:
-            view = self.views
-            launch(rate_moves_kernel, grid(n * WARP_SIZE, RATE_THREADS), view["net_offsets"], view["vertex_offsets"],
-                   view["incident_nets"], view["net_weights"], view["vertex_weights"], view["blocks"],
-                   view["pin_counts"], view["block_weights"], self.view(max_block_weights), self.k, cut_objective,
-                   only_adjacent, self.view(active), tolerance, view["targets"], view["gains"], view["internals"])
+            view, group = self.views, rating_group(self.k)
+            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS),
+                   view["net_offsets"], view["vertex_offsets"], view["incident_nets"], view["net_weights"],
+                   view["vertex_weights"], view["blocks"], view["pin_counts"], view["block_weights"],
+                   self.view(max_block_weights), self.k, group, cut_objective, only_adjacent, self.view(active),
+                   tolerance, view["targets"], view["gains"], view["internals"])
         return self.targets, self.gains, self.internals
 
     def apply(self, moving, destinations, accepted, locked=None):
