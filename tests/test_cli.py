@@ -1,6 +1,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 
@@ -217,12 +218,23 @@ def test_bench_gives_the_peers_no_empty_nets_and_reports_their_failures(tmp_path
     def failing(*args):
         raise RuntimeError("input file (line 3):\n empty hyperedges are not allowed")
 
-    monkeypatch.setattr(hgpart.bench.peers, "run_mtkahypar", failing)
+    monkeypatch.setattr(hgpart.bench.peers, "run_peer", failing)
     result = run("bench", with_empty_net, "-k", "2", "--peers", "mtkahypar", "--preset", "fast", "--json")
     assert result.exit_code == 0, result.output
     tools = {r["tool"]: r for r in json.loads(result.stdout)["records"]}
     assert tools["mtkahypar"]["skipped"] == "mtkahypar failed: input file (line 3): empty hyperedges are not allowed"
     assert "Traceback" not in result.output
+
+
+def test_peers_run_in_a_child_process_and_their_errors_come_back_in_one_line(tmp_path):
+    pytest.importorskip("mtkahypar")
+    from hgpart.bench.peers import run_peer
+
+    blocks, seconds = run_peer("mtkahypar", str(IBM01), 4, 0.03, "km1", 0, 1)
+    assert blocks.shape == (12752,) and set(np.unique(blocks)) == {0, 1, 2, 3} and seconds > 0
+    with pytest.raises(RuntimeError) as failure:
+        run_peer("mtkahypar", str(tmp_path / "missing.hgr"), 2, 0.03, "km1", 0, 1)
+    assert "\n" not in str(failure.value) and str(failure.value)
 
 
 def test_bench_compares_ratings_and_coarsen_takes_rating_options():

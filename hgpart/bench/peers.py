@@ -1,11 +1,19 @@
 """Peers for the bench: Mt-KaHyPar (python package ``mtkahypar``) and KaHyPar (``kahypar``).
 
 Each peer reads an hMetis file (the bench writes one when the input is in another format or gzipped)
-and returns (km1, cut, imbalance, seconds, partition). Missing peers are reported, never fatal.
+and returns (partition, seconds). Missing peers are reported, never fatal. :func:`run_peer` runs a peer in
+a child process (``python -m hgpart.bench.peers``): in one process, Mt-KaHyPar's TBB threads and numba's
+OpenMP threads each wait spinning for work after a run and slow down the other tool's next one (on the
+H100 machine Mt-KaHyPar took 62 s on evenly 1M k=8 after hgpart's runs, against 13 s on its own).
 """
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -65,3 +73,38 @@ def run_kahypar(hgr_path: str, k: int, epsilon: float, objective: str, seed: int
     seconds = time.perf_counter() - started
     partition = np.array([peer_graph.blockID(v) for v in range(hypergraph.num_vertices)], dtype=np.int32)
     return partition, seconds
+
+
+def run_peer(peer: str, hgr_path: str, k: int, epsilon: float, objective: str, seed: int, threads: int,
+             config_path: str | None = None):
+    """(partition int32[n], seconds) of ``peer`` ("mtkahypar" or "kahypar") on the hMetis file, run in a child
+    process; raises RuntimeError with the child's one-line error when it fails."""
+    with tempfile.TemporaryDirectory() as folder:
+        output = os.path.join(folder, "partition.npy")
+        arguments = [peer, hgr_path, k, epsilon, objective, seed, threads, config_path or "", output]
+        child = subprocess.run([sys.executable, "-m", "hgpart.bench.peers", *map(str, arguments)],
+                               capture_output=True, text=True)
+        if child.returncode != 0:
+            lines = [line for line in child.stderr.splitlines() if line.strip()]
+            raise RuntimeError(lines[-1].removeprefix("Error: ") if lines else f"exit status {child.returncode}")
+        return np.load(output), json.loads(child.stdout.strip().splitlines()[-1])["seconds"]
+
+
+def _main(argv) -> int:
+    peer, hgr_path, k, epsilon, objective, seed, threads, config_path, output = argv
+    try:
+        if peer == "mtkahypar":
+            partition, seconds = run_mtkahypar(hgr_path, int(k), float(epsilon), objective, int(seed), int(threads))
+        else:
+            partition, seconds = run_kahypar(hgr_path, int(k), float(epsilon), objective, int(seed), int(threads),
+                                             config_path)
+    except Exception as error:  # noqa: BLE001 - the parent reports any failure in one line
+        print(f"Error: {' '.join(str(error).split())}", file=sys.stderr)
+        return 1
+    np.save(output, partition)
+    print(json.dumps({"seconds": seconds}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -118,12 +118,8 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                     runs = []
                     for seed in range(repeat):
                         try:
-                            if peer == "mtkahypar":
-                                blocks, seconds = peer_module.run_mtkahypar(hgr_path, k, epsilon, objective, seed,
-                                                                            threads)
-                            else:
-                                blocks, seconds = peer_module.run_kahypar(hgr_path, k, epsilon, objective, seed,
-                                                                          threads, kahypar_config)
+                            blocks, seconds = peer_module.run_peer(peer, hgr_path, k, epsilon, objective, seed,
+                                                                   threads, kahypar_config)
                         except Exception as error:  # a peer's failure is reported in its cell, not raised
                             why = f"{peer} failed: {' '.join(str(error).split())}"
                             break
