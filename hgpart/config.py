@@ -78,8 +78,9 @@ class InitialConfig:
         a small coarsest level, starting a parallel loop on many threads costs more than it saves (grid 1M
         k = 8 on the 16-core H100 machine: 1.04 s on 16 threads, 0.83 s on one).
     recursion_threads : int
-        Threads on which the two halves of each bisection recurse at once (0: numba's thread count; 1:
-        one after the other). The partition does not depend on it.
+        Threads on which the portfolio's runs, and the two halves of each bisection, run at once (0: the
+        caller's numba thread count, e.g. ``--threads``; 1: one after the other). The partition does not
+        depend on it.
     """
 
     runs: int = 5

@@ -150,14 +150,17 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
 
 
 def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, device="cpu") -> np.ndarray:
-    """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays), on at
-    most ceil(pins / ``pins_per_thread``) numba threads; on the GPU path with ``gpu_fm_candidates``."""
+    """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays): its
+    recursion and runs on as many threads as the caller's numba threads (or ``recursion_threads``), its
+    parallel loops on at most ceil(pins / ``pins_per_thread``) numba threads; on the GPU path with
+    ``gpu_fm_candidates``."""
     if device == "gpu":
         config = replace(config, initial=replace(config.initial, fm_candidates=config.initial.gpu_fm_candidates))
     threads = numba.get_num_threads()
     numba.set_num_threads(max(1, min(threads, -(-coarsest.num_pins // config.initial.pins_per_thread))))
     try:
-        blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed)
+        blocks = initial_partition(coarsest, k, epsilon, config, cut_objective, config.seed, coarsest_fixed,
+                                   config.initial.recursion_threads or threads)
         movable = None if coarsest_fixed is None else coarsest_fixed < 0
         blocks, _ = rebalance_partition(coarsest, blocks, k, max_weights, cut_objective, movable)
     finally:

@@ -296,3 +296,18 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
             results.append(blocks)
     for blocks in results[1:]:
         np.testing.assert_array_equal(blocks, results[0])
+
+
+def test_contraction_serial_and_parallel_drivers_agree():
+    """The serial drivers (taken for small levels and on one-thread workers) equal the parallel ones."""
+    from hgpart.coarsening import contraction
+
+    rng = np.random.default_rng(3)
+    pins = rng.integers(0, 5000, 250_000).astype(np.int32)
+    cluster = rng.integers(0, 700, 5000).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(1, 9, 60_000))]).astype(np.int64)
+    offsets = offsets[offsets <= pins.shape[0]]
+    np.testing.assert_array_equal(contraction._map_pins_serial(pins, cluster),
+                                  contraction._map_pins_parallel(pins, cluster))
+    np.testing.assert_array_equal(contraction._net_hashes_serial(offsets, pins),
+                                  contraction._net_hashes_parallel(offsets, pins))

@@ -40,14 +40,15 @@ def sub_hypergraph(hypergraph: Hypergraph, vertices: np.ndarray, split_nets: boo
 
 
 def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: PartitionConfig, cut_objective: bool,
-                      seed: int, fixed=None) -> np.ndarray:
-    """int32[n] blocks in [0, k) of the (coarsest) hypergraph, by recursive multilevel bisection."""
+                      seed: int, fixed=None, workers: int | None = None) -> np.ndarray:
+    """int32[n] blocks in [0, k) of the (coarsest) hypergraph, by recursive multilevel bisection on
+    ``workers`` threads (default: ``config.initial.recursion_threads``, else numba's thread count)."""
     n = hypergraph.num_vertices
     partition = np.zeros(n, dtype=np.int32)
     fixed = np.full(n, -1, dtype=np.int32) if fixed is None else np.asarray(fixed, dtype=np.int32)
     total = hypergraph.total_vertex_weight
     perfect = -(-total // k)
-    workers = config.initial.recursion_threads or numba.config.NUMBA_NUM_THREADS
+    workers = workers or config.initial.recursion_threads or numba.get_num_threads()
     _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed, workers)
     return partition
 
@@ -109,4 +110,3 @@ def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon,
     else:
         _split(*first, 1)
         _split(*second, 1)
-
