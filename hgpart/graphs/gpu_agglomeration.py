@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from ..cuda.arrays import grid, kernel_view, scalar, to_device, xp
+from ..cuda.arrays import grid, kernel_view, launch, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_group_sum
@@ -373,7 +373,7 @@ def first_vertex_kernel(clusters, first):
 
 def _launch(kernel, count, *args, threads: int = 256):
     if count:
-        kernel[grid(count, threads)](*args)
+        launch(kernel, grid(count, threads), *args)
 
 
 def _rows(offsets, entries: int):
@@ -544,7 +544,7 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
         sorted_keys = array.sort(keys)
         order = sorted_keys[:1]  # not read
     else:
-        order = array.argsort(keys, kind="stable") if array is np else array.argsort(keys)
+        order = array.argsort(keys, kind="stable")
         sorted_keys = keys[order]
     inside = int(array.searchsorted(sorted_keys, 0))  # their key -1 sorts first
     sorted_keys = sorted_keys[inside:]

@@ -169,9 +169,8 @@ class DeviceSteps:
 
     @staticmethod
     def argsort(keys):
-        """Stable (CuPy's argsort always is; numpy's only when asked)."""
-        array = xp()
-        return np.argsort(keys, kind="stable") if array is np else array.argsort(keys)
+        """Stable."""
+        return xp().argsort(keys, kind="stable")
 
     @staticmethod
     def synchronize():

@@ -279,12 +279,11 @@ class DeviceLevelState:
         num_nets = level["net_offsets"].shape[0] - 1
         num_pins = level["pin_vertices"].shape[0]
         self.sizes = x.diff(level["net_offsets"])
-        self.pin_nets = x.searchsorted(level["net_offsets"], x.arange(num_pins, dtype=x.int64),
-                                       side="right").astype(x.int32) - 1
+        pin_nets = x.searchsorted(level["net_offsets"], x.arange(num_pins, dtype=x.int64),
+                                  side="right").astype(x.int32) - 1
         self.pin_counts = x.zeros(num_nets * k, dtype=x.int32)
         if num_pins:
-            launch(pin_counts_kernel, grid(num_pins), self.pin_nets, level["pin_vertices"], blocks, k,
-                   self.pin_counts)
+            launch(pin_counts_kernel, grid(num_pins), pin_nets, level["pin_vertices"], blocks, k, self.pin_counts)
         self.block_weights = block_weights_device(blocks, level["vertex_weights"], k)
         connectivity = self._connectivity()
         self.connectivity = connectivity.astype(x.int32) if cut_objective else x.zeros(1, dtype=x.int32)
@@ -394,12 +393,6 @@ def balanced_on_device(blocks, vertex_weights, k: int, max_block_weights) -> boo
     return bool((weights <= x.asarray(max_block_weights, dtype=x.int64)).all())
 
 
-def stable_argsort(keys):
-    """Indices that sort ``keys``, equal keys in index order (CuPy's argsort always is stable)."""
-    x = xp()
-    return x.argsort(keys, kind="stable") if x is np else x.argsort(keys)
-
-
 def _within_bounds(destinations, weights, kept, block_weights, max_block_weights):
     """bool mask of the moves (given in rank order) that the balance rule accepts: among the ``kept`` ones,
     into each block in rank order while its weight plus the kept weight moved in so far stays within its
@@ -409,7 +402,7 @@ def _within_bounds(destinations, weights, kept, block_weights, max_block_weights
     count = destinations.shape[0]
     if count == 0:
         return x.zeros(0, dtype=x.bool_)
-    order = stable_argsort(destinations)
+    order = x.argsort(destinations, kind="stable")
     sorted_targets = destinations[order]
     sorted_weights = x.where(kept, weights, 0)[order]
     prefix = x.cumsum(sorted_weights)
@@ -429,7 +422,7 @@ def jet_round(state: DeviceLevelState, max_block_weights, cut_objective: bool, a
     candidates = x.flatnonzero(targets >= 0)
     if candidates.shape[0] == 0:
         return 0, None
-    moving = candidates[stable_argsort(-gains[candidates])]
+    moving = candidates[x.argsort(-gains[candidates], kind="stable")]
     destinations = targets[moving]
     kept = state.afterburner(moving, destinations, cut_objective) >= 0
     accepted = _within_bounds(destinations, state.level["vertex_weights"][moving], kept, state.block_weights,
@@ -501,9 +494,7 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
         order = x.lexsort(x.stack([candidates.astype(x.int64), loss, sources]))
         ordered, ordered_sources = candidates[order], sources[order]
         prefix = x.cumsum(weights[order])
-        starts = x.ones(order.shape[0], dtype=x.bool_)
-        starts[1:] = ordered_sources[1:] != ordered_sources[:-1]
-        first = x.flatnonzero(starts)[x.cumsum(starts) - 1]
+        first = x.searchsorted(ordered_sources, ordered_sources)  # where each source's run starts
         removed_before = prefix - weights[order] - (prefix[first] - weights[order][first])
         needed = removed_before < excess[ordered_sources]
         ordered = ordered[needed]
