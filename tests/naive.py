@@ -59,6 +59,88 @@ def best_partition_naive(num_vertices, nets, net_weights, vertex_weights, k, eps
     return best
 
 
+def greedy_growing_naive(num_vertices, nets, net_weights, vertex_weights, fixed_side, target0, order):
+    """Greedy hypergraph growing by its definition: side 0 starts with the vertices fixed there; while it
+    weighs less than target0, move to it the frontier vertex (a free side-1 pin of a net of a moved vertex)
+    of the largest gain, ties to the smaller id; an empty frontier takes the next free side-1 vertex of
+    ``order``. Gains are recomputed from scratch: sum over nets e of v with |e| >= 2 of
+    w(e) ([e has no other pin on side 1] - [e has no pin on side 0])."""
+    side = [0 if fixed == 0 else 1 for fixed in fixed_side]
+    weight0 = sum(w for v, w in enumerate(vertex_weights) if side[v] == 0)
+    nets_of = [[] for _ in range(num_vertices)]
+    for e, pins in enumerate(nets):
+        for v in pins:
+            nets_of[v].append(e)
+
+    def gain(v):
+        total = 0
+        for e in nets_of[v]:
+            pins = nets[e]
+            if len(pins) < 2:
+                continue
+            on_one = sum(1 for u in pins if side[u] == 1)
+            on_zero = len(pins) - on_one
+            total += net_weights[e] * ((on_one == 1) - (on_zero == 0))
+        return total
+
+    frontier, next_start = set(), 0
+    while weight0 < target0:
+        if not frontier:
+            while next_start < num_vertices and (side[order[next_start]] == 0 or fixed_side[order[next_start]] >= 0):
+                next_start += 1
+            if next_start == num_vertices:
+                break
+            frontier.add(int(order[next_start]))
+        v = max(frontier, key=lambda u: (gain(u), -u))
+        frontier.remove(v)
+        side[v] = 0
+        weight0 += vertex_weights[v]
+        for e in nets_of[v]:
+            frontier.update(u for u in nets[e] if side[u] == 1 and fixed_side[u] < 0)
+    return side
+
+
+def label_propagation_bisection_naive(num_vertices, nets, net_weights, vertex_weights, fixed_side, target0, order):
+    """Label propagation bisection by its definition: fixed vertices, then the first two free vertices of
+    ``order`` seed sides 0 and 1; sweeps in ``order`` give each unassigned vertex the side it is more
+    connected to (sum over its nets e, by increasing id, with |e| >= 2 of w(e) / (|e| - 1) times the pins of
+    e on that side; ties to side 0) if that side has room, else the other side if it has room, until a sweep
+    assigns nothing; the rest go to the lighter side relative to its target."""
+    total = sum(vertex_weights)
+    targets = [target0, total - target0]
+    side = [int(fixed) if fixed >= 0 else -1 for fixed in fixed_side]
+    weights = [sum(w for v, w in enumerate(vertex_weights) if side[v] == b) for b in (0, 1)]
+    nets_of = [[] for _ in range(num_vertices)]
+    for e, pins in enumerate(nets):
+        for v in pins:
+            nets_of[v].append(e)
+    for seed_side, v in zip((0, 1), [u for u in order if side[u] < 0]):
+        side[v] = seed_side
+        weights[seed_side] += vertex_weights[v]
+    sweep_assigned = True
+    while sweep_assigned:
+        sweep_assigned = False
+        for v in (u for u in order if side[u] < 0):
+            connection = [0.0, 0.0]
+            for e in nets_of[v]:
+                pins = nets[e]
+                if len(pins) < 2:
+                    continue
+                share = net_weights[e] / (len(pins) - 1.0)
+                for b in (0, 1):
+                    connection[b] += share * sum(1 for u in pins if side[u] == b)
+            preferred = (0, 1) if connection[0] >= connection[1] else (1, 0)
+            with_room = [b for b in preferred if weights[b] + vertex_weights[v] <= targets[b]]
+            if max(connection) > 0.0 and with_room:
+                side[v] = with_room[0]
+                weights[with_room[0]] += vertex_weights[v]
+                sweep_assigned = True
+    for v in (u for u in order if side[u] < 0):
+        side[v] = min((0, 1), key=lambda b: weights[b] * targets[1 - b])  # lighter relative to its target
+        weights[side[v]] += vertex_weights[v]
+    return side
+
+
 def read_metis_naive(path):
     """Set of undirected edges (u < v, 0-based) -> weight, and n."""
     with open_text(path) as handle:

@@ -15,6 +15,9 @@ REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
     "rate_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int32[:], int64[:], "
                          "int64[:], int64, int64, boolean, boolean, int8[:], float64, int32[:], int64[:], int64[:])",
+    "rate_heavy_moves_kernel": "void(int32[:], int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], "
+                               "int32[:], int64[:], int64[:], int64, int64, boolean, boolean, int8[:], float64, "
+                               "int32[:], int64[:], int64[:])",
     "incidence_keys_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:])",
     "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int64, boolean, "
                           "int32[:], int64[:])",
@@ -30,7 +33,7 @@ def test_refinement_kernels_compile_to_ptx(name):
 
     ptx, _ = cuda.compile_ptx(getattr(gpu_refiner, name).py_func, REFINEMENT_KERNELS[name], cc=(9, 0))
     assert ".entry" in ptx
-    if name == "rate_moves_kernel":
+    if name in ("rate_moves_kernel", "rate_heavy_moves_kernel"):
         assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks
 
 
@@ -148,6 +151,71 @@ def test_device_refinement_equals_the_model(cut_objective):
         want, want_balanced = jet_model.rebalance(hypergraph, crowded, k, bounds, cut_objective, movable)
         assert got_balanced == want_balanced
         np.testing.assert_array_equal(to_host(got), want)
+
+
+def hub_hypergraph(seed, n=300, nets=1200, hubs=3):
+    """Nets of 2-5 pins, most of them holding one of a few hubs: the hubs have more than HEAVY_DEGREE nets,
+    so a block of threads rates each of them (``rate_heavy_moves_kernel``) and a warp applies its move."""
+    rng = np.random.default_rng(seed)
+    pin_lists = []
+    for _ in range(nets):
+        pins = set(int(v) for v in rng.choice(np.arange(hubs, n), size=int(rng.integers(1, 5)), replace=False))
+        if rng.random() < 0.9:
+            pins.add(int(rng.integers(0, hubs)))
+        pin_lists.append(sorted(pins))
+    return Hypergraph.from_pin_lists(pin_lists, n, net_weights=rng.integers(1, 4, size=nets),
+                                     vertex_weights=rng.integers(1, 3, size=n))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
+    """Hubs (more than HEAVY_DEGREE nets) go through the block-per-vertex rating kernel and the warp-per-move
+    apply kernel: ratings equal the CPU path's best_move (checked against the brute-force model above),
+    rounds equal the CPU twin (refinement.jet, checked against the model), the kept objective a recount;
+    k below, at and above a warp. (The brute-force model itself takes minutes on hubs.)"""
+    from hgpart.coarsening.gpu_contraction import level_to_device
+    from hgpart.cuda.arrays import SIMULATED, to_device, to_host
+    from hgpart.refinement.gpu_refiner import HEAVY_DEGREE, DeviceLevelState, refine_device
+    from hgpart.refinement.jet import jet_refine
+
+    if SIMULATED:
+        pytest.skip("minutes in the simulator (blocks of 128 threads on hubs); runs on the GPU")
+    for seed, k in enumerate((2, 7, 40)):
+        hypergraph = hub_hypergraph(seed)
+        assert np.diff(hypergraph.vertex_offsets)[:3].min() > HEAVY_DEGREE
+        blocks, bounds = balanced_random(hypergraph, k, 0.1, seed)
+        level = level_to_device(hypergraph)
+        active = np.ones(hypergraph.num_vertices, dtype=bool)
+        active[1] = False
+        state = DeviceLevelState(level, to_device(blocks.copy()), k, cut_objective)
+        assert to_host(state.heavy).tolist() == [0, 1, 2]
+        pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+        block_weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
+        scratch_gain, scratch_adjacent = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.bool_)
+        for only_adjacent in (True, False):
+            targets, gains, internals = (to_host(array) for array in state.rate(
+                to_device(bounds), cut_objective, only_adjacent, to_device(active.astype(np.int8))))
+            for v in range(hypergraph.num_vertices):
+                target, gain = best_move(v, blocks, hypergraph.net_offsets, hypergraph.vertex_offsets,
+                                         hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights,
+                                         pin_counts, block_weights, bounds, k, cut_objective, only_adjacent,
+                                         scratch_gain, scratch_adjacent)
+                expected = (target, gain if target >= 0 else 0) if active[v] else (-1, 0)
+                assert (targets[v], gains[v]) == expected, (k, v)
+            np.testing.assert_array_equal(internals[active], jet_model.internal_weights(hypergraph, blocks)[active])
+        refined = refine_device(level, to_device(blocks.copy()), k, bounds, 6, cut_objective, None, 0.25)
+        twin = jet_refine(hypergraph, blocks, k, bounds, 6, cut_objective, None, 0.25)
+        assert (twin != blocks).any()
+        np.testing.assert_array_equal(to_host(refined), twin)
+        moving = np.array([0, 2, 5, 1], dtype=np.int64)
+        destinations = ((blocks[moving] + 1) % k).astype(np.int32)
+        moves, value = state.apply(to_device(moving), to_device(destinations), to_device(np.ones(4, dtype=bool)))
+        blocks[moving] = destinations
+        assert moves == 4 and value == jet_model.objective(hypergraph.net_offsets, hypergraph.pin_vertices,
+                                                           hypergraph.net_weights, blocks, cut_objective)
+        np.testing.assert_array_equal(to_host(state.block_weights), np.bincount(
+            blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64))
 
 
 def twin_partition(hypergraph, k, objective, seed):

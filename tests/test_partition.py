@@ -15,12 +15,13 @@ from hgpart.config import CoarseningConfig, make_config
 from hgpart.io import read_hypergraph
 from hgpart.metrics import evaluate, max_block_weight
 from hgpart.multilevel import partition
+from hgpart.initial.bisection import greedy_bisection, label_propagation_bisection
 from hgpart.refinement.fm import fm
 from hgpart.hypergraph import scatter_sum
 from hgpart.refinement.gains import compute_pin_counts
 
 from .conftest import DATA
-from .naive import best_partition_naive
+from .naive import best_partition_naive, greedy_growing_naive, label_propagation_bisection_naive
 
 IBM01 = str(DATA / "ibm01.hgr")
 
@@ -124,6 +125,33 @@ def test_contraction_preserves_km1_and_weights(seed):
         assert projected.shape[0] == hypergraph.num_vertices
         fine, small = evaluate(hypergraph, projected, k), evaluate(coarse, coarse_partition, k)
         assert (fine.km1, fine.cut, fine.block_weights) == (small.km1, small.cut, small.block_weights)
+
+
+@pytest.mark.parametrize("seed", range(16))
+@pytest.mark.parametrize("algorithm", ["greedy", "label-propagation"])
+def test_flat_bisections_equal_plain_models(seed, algorithm):
+    """Greedy growing (delta gains, one heap update per vertex and move) and label propagation (per-net
+    counts of assigned pins) against models that recompute every gain and connection from the nets; some
+    instances have vertices fixed to a side, some several components (restarts)."""
+    n = 24
+    h, nets = random_hypergraph(seed, n, 10 + seed * 3, max_size=6, weighted=seed % 2 == 1)
+    rng = np.random.default_rng(seed + 100)
+    fixed_side = np.full(n, -1, dtype=np.int8)
+    if seed % 4 == 3:
+        fixed_side[rng.choice(n, size=4, replace=False)] = [0, 0, 1, 1]
+    target0 = int(h.total_vertex_weight // 2)
+    order = np.random.RandomState(seed).permutation(n)  # numba's np.random.permutation after seed(seed)
+    pins = [sorted(int(v) for v in net) for net in nets]
+    args = (n, pins, [int(w) for w in h.net_weights], [int(w) for w in h.vertex_weights], fixed_side, target0, order)
+    if algorithm == "greedy":
+        got = greedy_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+                               h.vertex_weights, fixed_side, target0, seed, False)
+        expected = greedy_growing_naive(*args)
+    else:
+        got = label_propagation_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
+                                          h.net_weights, h.vertex_weights, fixed_side, target0, seed)
+        expected = label_propagation_bisection_naive(*args)
+    assert got.tolist() == expected
 
 
 def test_coarsening_stops_at_the_contraction_limit():

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 from numba import cuda, uint64
 
-from ..cuda.arrays import grid, launch, to_device, to_host, xp
+from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 
 
-@cuda.jit
+@cached_kernel
 def net_hash_kernel(offsets, pins, hashes):
     """hashes[e] = FNV-1a over the pins of e, xor its size: the CPU's ``_net_hashes``, one thread per net."""
     for e in range(cuda.grid(1), hashes.shape[0], cuda.gridsize(1)):
@@ -43,7 +43,7 @@ def _same_pins(offsets, pins, e, f):
     return True
 
 
-@cuda.jit
+@cached_kernel
 def merge_kernel(order, run_start, offsets, pins, weights, representative, merged_weights):
     """For the net at sorted position i: the first net of its hash run with the same pins represents it
     and receives its weight (atomic add); a net with no earlier twin represents itself."""

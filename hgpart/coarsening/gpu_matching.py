@@ -62,8 +62,8 @@ import time
 import numpy as np
 from numba import cuda, float64, int32, int64, uint32, uint64
 
-from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, count_nonzero, grid,
-                           kernel_view, launch, scalar, to_device, to_host, xp)
+from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, cached_kernel, count_nonzero,
+                           grid, kernel_view, launch, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (LOW32, add_halves, halves_value, pointer_double_kernel, scatter, scatter_add_kernel,
                                scatter_max_kernel, scatter_min_kernel)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
@@ -246,7 +246,7 @@ def _keeps_proposal(v, partner, proposals, rerate_only):
     return target < 0 or partner[target] < 0
 
 
-@cuda.jit
+@cached_kernel
 def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
                           merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
                           bin_vertices, bin_starts, group_starts, proposals):
@@ -320,7 +320,7 @@ def pooled_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_ne
         cuda.syncwarp(FULL_MASK)
 
 
-@cuda.jit
+@cached_kernel
 def wide_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
                         merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
                         wide_vertices, neighbour_bound, proposals):
@@ -408,7 +408,7 @@ def _block_argmax(best_score, best_priority, best, warp_scores, warp_priorities,
     return best
 
 
-@cuda.jit
+@cached_kernel
 def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
                          merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only,
                          block_vertices, neighbour_bound, proposals):
@@ -451,7 +451,7 @@ def block_propose_kernel(net_offsets, pin_vertices, vertex_offsets, incident_net
         cuda.syncthreads()
 
 
-@cuda.jit
+@cached_kernel
 def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, heavy_vertices, item_vertex,
                       item_first, table_offsets, table_keys, table_values, table_used, table_fill, skip):
     """The rating of vertices with much work but few possible neighbours (b > 8192, bound <= 1024: the
@@ -492,7 +492,7 @@ def split_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
         cuda.syncthreads()
 
 
-@cuda.jit
+@cached_kernel
 def heavy_rate_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, heavy_vertices, item_vertex,
                       item_first, table_offsets, table_keys, table_values, table_used, table_fill, skip):
     """The rating of heavy vertices (b > 1024), split into work items of 32 incident nets, a warp each,
@@ -545,7 +545,7 @@ def _keep_top(score, priority, u, raw, scores, priorities, ids, raws, kept):
     return kept, fell
 
 
-@cuda.jit
+@cached_kernel
 def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
                       rerate_only, heavy_vertices, table_offsets, table_keys, table_values, table_used, table_fill,
                       skip, top_ids, top_raws, top_length, top_floor, top_kind, proposals):
@@ -643,7 +643,7 @@ def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_we
         cuda.syncthreads()
 
 
-@cuda.jit
+@cached_kernel
 def heavy_listed_kernel(vertex_weights, merge_key, partner, cluster_weight, max_weight, weight_penalty,
                         only_unmatched, rerate_only, heavy_vertices, top_ids, top_raws, top_length, top_floor,
                         top_kind, skip, proposals):
@@ -687,7 +687,7 @@ def heavy_listed_kernel(vertex_weights, merge_key, partner, cluster_weight, max_
             skip[index] = 0
 
 
-@cuda.jit
+@cached_kernel
 def mutual_kernel(proposals, partner):
     """Fig. 9 lines 10-15: an unmatched v and u = proposals[v] are matched when u proposed v too."""
     for v in range(cuda.grid(1), proposals.shape[0], cuda.gridDim.x * cuda.blockDim.x):

@@ -11,10 +11,15 @@ from __future__ import annotations
 import numba
 import numpy as np
 from numba import config as numba_config
+from numba import cuda
 
 SIMULATED = bool(numba_config.ENABLE_CUDASIM)
 SM_COUNT = 132                  # launch shapes are sized for an H100/H200; grid-stride loops cover the rest
 SIMULATED_BLOCKS = 2            # the simulator runs a Python thread per CUDA thread: keep grids tiny
+# Decorator of every kernel: compiled once per machine and kept in numba's on-disk cache (the package's
+# __pycache__, else NUMBA_CACHE_DIR or the user's cache folder), so a command does not spend its first
+# seconds compiling. A kernel's cache entry is renewed when its own source file changes.
+cached_kernel = cuda.jit(cache=True)
 
 
 def xp():

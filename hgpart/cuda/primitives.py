@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, uint32
 
-from .arrays import grid, launch
+from .arrays import cached_kernel, grid, launch
 
 LOW32 = np.int64(0xFFFFFFFF)  # the low half of an int64 (packed keys, halves of sums)
 
@@ -34,28 +34,28 @@ def halves_value(low, high, index):
     return (int64(high[index]) << 32) | int64(low[index])
 
 
-@cuda.jit
+@cached_kernel
 def scatter_add_kernel(targets, values, out):
     """out[targets[i]] += values[i] for every i (int64 atomics)."""
     for i in range(cuda.grid(1), targets.shape[0], cuda.gridsize(1)):
         cuda.atomic.add(out, targets[i], values[i])
 
 
-@cuda.jit
+@cached_kernel
 def scatter_max_kernel(targets, values, out):
     """out[targets[i]] = max(out[targets[i]], values[i]) for every i."""
     for i in range(cuda.grid(1), targets.shape[0], cuda.gridsize(1)):
         cuda.atomic.max(out, targets[i], values[i])
 
 
-@cuda.jit
+@cached_kernel
 def scatter_min_kernel(targets, values, out):
     """out[targets[i]] = min(out[targets[i]], values[i]) for every i."""
     for i in range(cuda.grid(1), targets.shape[0], cuda.gridsize(1)):
         cuda.atomic.min(out, targets[i], values[i])
 
 
-@cuda.jit
+@cached_kernel
 def pointer_double_kernel(jump, smallest, jump_out, smallest_out, changed):
     """One doubling step on a functional graph: jump_out = jump o jump, smallest_out[v] = min(smallest[v],
     smallest[jump[v]]) (the smallest id on the next 2^(k+1) steps from v); changed[0] = 1 if any jump moved."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from ..cuda.arrays import grid, kernel_view, launch, scalar, to_device, xp
+from ..cuda.arrays import cached_kernel, grid, kernel_view, launch, scalar, to_device, xp
 from ..cuda.arrays import to_host as _array_to_host
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_group_sum
@@ -36,14 +36,14 @@ colour_bit_gpu = cuda.jit(device=True, inline=True)(_colour_bit)
 HASH_MULTIPLIER = 2654435761
 
 
-@cuda.jit
+@cached_kernel
 def colours_kernel(salt, blue):
     """blue[v] = 1 for blue vertices, 0 for red (seed 002's colouring, hashed)."""
     for v in range(cuda.grid(1), blue.shape[0], cuda.gridsize(1)):
         blue[v] = colour_bit_gpu(salt, v)
 
 
-@cuda.jit
+@cached_kernel
 def candidate_gain_kernel(mode, rows, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre, best_gain):
     """Pass 1 of the best candidate: best_gain[v] = max over v's entries of the step's merge gain (> 0)."""
     for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
@@ -55,7 +55,7 @@ def candidate_gain_kernel(mode, rows, neighbors, weights, two_omega, zeta, partn
             cuda.atomic.max(best_gain, v, gain)
 
 
-@cuda.jit
+@cached_kernel
 def candidate_choice_kernel(mode, rows, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre,
                             best_gain, best):
     """Pass 2: best[v] = the smallest u whose gain equals best_gain[v]."""
@@ -68,7 +68,7 @@ def candidate_choice_kernel(mode, rows, neighbors, weights, two_omega, zeta, par
             cuda.atomic.min(best, v, u)
 
 
-@cuda.jit
+@cached_kernel
 def finish_choice_kernel(best, best_gain, found):
     """Vertices without a candidate get -1; gains are reset for the next pass; found[0] counts the others."""
     none = best.shape[0]
@@ -80,7 +80,7 @@ def finish_choice_kernel(best, best_gain, found):
             cuda.atomic.add(found, 0, 1)
 
 
-@cuda.jit
+@cached_kernel
 def match_kernel(response, partner):
     """Red vertex u and the blue proposer it accepted become a pair."""
     for u in range(cuda.grid(1), response.shape[0], cuda.gridsize(1)):
@@ -90,21 +90,21 @@ def match_kernel(response, partner):
             partner[v] = u
 
 
-@cuda.jit
+@cached_kernel
 def neighbour_degree_kernel(rows, neighbors, zeta, around):
     """around[v] = Σ_{u~v} ζ(u), the denominator of the centre potential."""
     for entry in range(cuda.grid(1), rows.shape[0], cuda.gridsize(1)):
         cuda.atomic.add(around, rows[entry], zeta[neighbors[entry]])
 
 
-@cuda.jit
+@cached_kernel
 def centre_kernel(zeta, around, centre):
     """centre[v] = 1 where cp(v) = ζ(v)² / Σ_{u~v} ζ(u) >= 1 (seed 002)."""
     for v in range(cuda.grid(1), zeta.shape[0], cuda.gridsize(1)):
         centre[v] = 1 if zeta[v] * zeta[v] >= around[v] else 0
 
 
-@cuda.jit
+@cached_kernel
 def representative_kernel(partner, target, representative, is_representative):
     """A pair's smaller member represents it; a satellite takes its centre's representative."""
     for v in range(cuda.grid(1), partner.shape[0], cuda.gridsize(1)):
@@ -172,7 +172,7 @@ def _insert_link(table, base, size, cluster, link):
             slot = 0
 
 
-@cuda.jit
+@cached_kernel
 def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touched, first_round, table, own_link):
     """For every entry (v, u) of an active v (touched in ``first_round`` or later): add its weight to
     own_link[v] when u is in v's cluster, else to the slot of u's cluster in v's hash table when that
@@ -220,7 +220,7 @@ def _slot_gain(slot, rows, table, zeta, two_omega, clusters, cluster_zeta, own_l
                                cluster_zeta[clusters[v]])
 
 
-@cuda.jit
+@cached_kernel
 def slot_gain_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain):
     """Pass 1 over table slots: best_gain[v] = the largest positive gain of moving v to a linked cluster."""
     for slot in range(cuda.grid(1), table.shape[0], cuda.gridsize(1)):
@@ -229,7 +229,7 @@ def slot_gain_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own_l
             cuda.atomic.max(best_gain, v, gain)
 
 
-@cuda.jit
+@cached_kernel
 def slot_choice_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain, best):
     """Pass 2: best[v] = the smallest cluster reaching best_gain[v]; every slot is emptied for the next round."""
     for slot in range(cuda.grid(1), table.shape[0], cuda.gridsize(1)):
@@ -240,7 +240,7 @@ def slot_choice_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own
             table[slot] = EMPTY_SLOT
 
 
-@cuda.jit
+@cached_kernel
 def coarse_key_kernel(rows, neighbors, weights, mapping, num_coarse, weight_bits, keys, loops):
     """Contraction, pass 1: keys[e] = π(v) num_coarse + π(u) for an entry (v, u) between two coarse vertices,
     shifted left by ``weight_bits`` with the weight in those bits when that is not 0, -1 for an entry inside a
@@ -272,7 +272,7 @@ def coarse_key_kernel(rows, neighbors, weights, mapping, num_coarse, weight_bits
             cuda.atomic.add(loops, coarse_row, total)
 
 
-@cuda.jit
+@cached_kernel
 def coarse_entry_kernel(sorted_keys, order, weights, segment, num_coarse, weight_bits, coarse_rows,
                         coarse_neighbors, coarse_weights):
     """Contraction, pass 2, over the sorted keys of the entries between coarse vertices (their weights in the
@@ -298,7 +298,7 @@ def coarse_entry_kernel(sorted_keys, order, weights, segment, num_coarse, weight
             cuda.atomic.add(coarse_weights, run, total)
 
 
-@cuda.jit
+@cached_kernel
 def apply_moves_kernel(best, best_gain, own_link, clusters, previous, moved, last_touched, round_index, movers):
     """Every vertex with a move takes it (all at once) and is touched in this round, except a move straight
     back to the cluster it left in the round before (dropped, as in the CPU twin); previous[v] and moved[v]
@@ -320,7 +320,7 @@ def apply_moves_kernel(best, best_gain, own_link, clusters, previous, moved, las
         own_link[v] = 0
 
 
-@cuda.jit
+@cached_kernel
 def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, last_touched, round_index, change):
     """For every entry (v, u) of a vertex v that moved in this round: last_touched[u] = round_index, and
     change[0] += how the edge's weight inside clusters changed (each edge once: taken from v's side unless
@@ -341,7 +341,7 @@ def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, las
         cuda.atomic.add(change, 0, mine)
 
 
-@cuda.jit
+@cached_kernel
 def inside_weight_kernel(rows, neighbors, weights, clusters, total):
     """total[0] += weight of the entries (v < u) inside a cluster: each thread sums its share, one atomic."""
     mine = int64(0)
@@ -354,7 +354,7 @@ def inside_weight_kernel(rows, neighbors, weights, clusters, total):
         cuda.atomic.add(total, 0, mine)
 
 
-@cuda.jit
+@cached_kernel
 def square_sum_kernel(values, total):
     """total[0] += Σ values², each thread its share, one atomic."""
     mine = int64(0)
@@ -364,7 +364,7 @@ def square_sum_kernel(values, total):
         cuda.atomic.add(total, 0, mine)
 
 
-@cuda.jit
+@cached_kernel
 def first_vertex_kernel(clusters, first):
     """first[c] = the smallest vertex of cluster c (first holds n beforehand)."""
     for v in range(cuda.grid(1), clusters.shape[0], cuda.gridsize(1)):

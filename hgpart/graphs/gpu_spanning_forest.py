@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..cuda.arrays import grid, kernel_view, to_device, to_host, xp
+from ..cuda.arrays import cached_kernel, grid, kernel_view, to_device, to_host, xp
 from .spanning_forest import NO_EDGE, _hook_vertex, _pair_slot
 
 NO_SLOT = -1
@@ -26,7 +26,7 @@ hook_vertex = cuda.jit(device=True, inline=True)(_hook_vertex)
 pair_slot = cuda.jit(device=True, inline=True)(_pair_slot)
 
 
-@cuda.jit
+@cached_kernel
 def least_edge_kernel(edges, least):
     """least[v] = min position of an edge at v (step 1); edges int32[3, E]."""
     for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):
@@ -37,14 +37,14 @@ def least_edge_kernel(edges, least):
                 cuda.atomic.min(least, vertex, position)
 
 
-@cuda.jit
+@cached_kernel
 def hook_kernel(least, edges, parent, in_forest):
     """parent[v] = v's successor, v for the smaller end of a 2-cycle; non-roots mark their edge (step 2)."""
     for vertex in range(cuda.grid(1), least.shape[0], cuda.gridsize(1)):
         hook_vertex(least, edges, parent, in_forest, vertex)
 
 
-@cuda.jit
+@cached_kernel
 def jump_kernel(parent):
     """parent[v] = the root of v's tree, in place (step 3): v's pointer moves to its grandparent until that is
     a root; other threads' writes only shorten the way."""
@@ -58,7 +58,7 @@ def jump_kernel(parent):
             above = top
 
 
-@cuda.jit
+@cached_kernel
 def relabel_kernel(edges, label, keep):
     """Edges renamed to supervertices in place; keep[e] = 0 for a self edge (step 5)."""
     for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):
@@ -69,7 +69,7 @@ def relabel_kernel(edges, label, keep):
         keep[edge] = 1 if source != target else 0
 
 
-@cuda.jit
+@cached_kernel
 def relabel_pair_kernel(edges, label, num_vertices, keys, shift, first, slots):
     """Edges renamed in place; slots[e] = the hash slot of e's supervertex pair (claimed by compare-and-swap,
     linear probing; 2^(64 - shift) slots, the top bits of a multiplicative hash), NO_SLOT for a self edge;
@@ -93,7 +93,7 @@ def relabel_pair_kernel(edges, label, num_vertices, keys, shift, first, slots):
         cuda.atomic.min(first, slot, int32(edge))
 
 
-@cuda.jit
+@cached_kernel
 def first_of_pair_kernel(slots, first, keep):
     """keep[e] = 1 only for the first edge of its pair."""
     for edge in range(cuda.grid(1), slots.shape[0], cuda.gridsize(1)):
@@ -101,7 +101,7 @@ def first_of_pair_kernel(slots, first, keep):
         keep[edge] = 1 if slot != NO_SLOT and first[slot] == edge else 0
 
 
-@cuda.jit
+@cached_kernel
 def compact_kernel(positions, edges, kept_edges):
     """The kept edges (where the inclusive scan ``positions`` steps up) at their positions, in order."""
     for edge in range(cuda.grid(1), edges.shape[1], cuda.gridsize(1)):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from ..cuda.arrays import SM_COUNT, SIMULATED, allow_dynamic_shared, kernel_view, to_device, to_host, xp
+from ..cuda.arrays import SM_COUNT, SIMULATED, allow_dynamic_shared, cached_kernel, kernel_view, to_device, to_host, xp
 from ..cuda.warp import FULL_MASK, WARP_SIZE, lane_id, lanes_below, warp_inclusive_scan, warp_sum
 from .triangles import GROUP_CHUNKS, TrianglePlan, _chunk_entries, _put_sorted, _run_bounds
 
@@ -43,7 +43,7 @@ EMPTY = -1
 COUNT, WRITE = 0, 1
 HASH_MULTIPLIER = 2654435761  # Knuth's multiplicative hash
 COUNT_REGISTERS = 64  # measured on the H100 (R-MAT 2^23): 48 -> 184 ms, 56 -> 167, 64 -> 163
-count_jit = cuda.jit if SIMULATED else cuda.jit(max_registers=COUNT_REGISTERS)  # the simulator takes no limit
+count_jit = cached_kernel if SIMULATED else cuda.jit(max_registers=COUNT_REGISTERS, cache=True)  # the simulator takes no limit
 SCAN_WHOLE = 32  # runs of N+(u) up to this long are looked up whole, without binary searches
 
 put_sorted = cuda.jit(device=True, inline=True)(_put_sorted)
@@ -441,7 +441,7 @@ def _put_upward(keys, position, key, ballot, lane):
             keys[place] = key
 
 
-@cuda.jit
+@cached_kernel
 def orient_kernel(chunk_vertex, chunk_first, order, rank, offsets, neighbors, chunk_counts, keys, cursor):
     """One pass: a warp takes ORIENT_CHUNKS chunks a round, a lane an entry of each; chunk_counts[c] = the
     chunk's entries ranked above its rank x (a ballot), and their keys (x << 32 | their rank) go to keys at

@@ -40,14 +40,15 @@ import math
 import numpy as np
 from numba import cuda, float64, int8, int32, int64
 
-from ..cuda.arrays import grid, kernel_view, launch, to_device, to_host, xp
+from ..cuda.arrays import cached_kernel, grid, kernel_view, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_argmax
 from .jet import best_of_rounds
 
 MAX_K = 1024
 BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating warp owns
-RATE_THREADS = 128            # 4 warps per block of the rating kernel
+RATE_THREADS = 128            # 4 warps per block of the rating kernels
+HEAVY_DEGREE = 256            # vertices with more nets are rated by a whole block (rate_heavy_moves_kernel)
 
 
 def rating_group(k: int) -> int:
@@ -59,18 +60,48 @@ def rating_group(k: int) -> int:
     return group
 
 
-@cuda.jit
+@cached_kernel
 def pin_counts_kernel(pin_nets, pin_vertices, blocks, k, pin_counts):
     """pin_counts[e * k + b] += 1 for each pin of net e in block b (a thread per pin, int32 atomics)."""
     for p in range(cuda.grid(1), pin_vertices.shape[0], cuda.gridsize(1)):
         cuda.atomic.add(pin_counts, pin_nets[p] * k + blocks[pin_vertices[p]], 1)
 
 
-@cuda.jit
+@cuda.jit(device=True, inline=True)
+def _rate_net(e, source, lane, group, owned, k, cut_objective, net_offsets, net_weights, pin_counts, affinity,
+              adjacent):
+    """Net e of a vertex in block ``source``, seen by lane ``lane`` of its rating group: adds w(e) to
+    affinity[j] for the lane's blocks b = lane + group j that the move to b would gain (km1: b has a pin of
+    e; cut: e would become uncut) and marks adjacent[j]; returns the parts that do not depend on b: (the
+    common gain, w(e) when e has another pin in ``source``). Nets with fewer than two pins: (0, 0)."""
+    size = net_offsets[e + 1] - net_offsets[e]
+    if size < 2:
+        return int64(0), int64(0)
+    weight = net_weights[e]
+    base = int64(e) * k
+    in_source = pin_counts[base + source]
+    internal = weight if in_source > 1 else int64(0)
+    if cut_objective:
+        common = -weight if in_source == size else int64(0)
+    else:
+        common = (weight if in_source == 1 else int64(0)) - weight
+    for j in range(owned):
+        b = lane + group * j
+        count = pin_counts[base + b]
+        if count > 0 and b != source:
+            adjacent[j] = 1
+            if not cut_objective or (in_source == 1 and count == size - 1):
+                affinity[j] += weight
+    return common, internal
+
+
+@cached_kernel
 def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks, pin_counts,
                       block_weights, max_block_weights, k, group, cut_objective, only_adjacent, active, tolerance,
                       targets, gains, internals):
-    """targets[v], gains[v]: the best block b != blocks[v] with block_weights[b] + w(v) <= max_block_weights[b]
+    """For the vertices with at most HEAVY_DEGREE nets (the others are left to
+    :func:`rate_heavy_moves_kernel`): targets[v], gains[v]: the best block b != blocks[v] with
+    block_weights[b] + w(v) <= max_block_weights[b]
     (with ``only_adjacent``: a block some net of v has a pin in) and the exact gain of moving v there alone;
     -1 and 0 for inactive vertices (active[v] == 0) and those with no such block. internals[v]: the weight
     of v's nets that have another pin in v's block (sum of w(e) [Phi(e, a) > 1]; Jet's conn(v, P(v))).
@@ -94,7 +125,8 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
     first = cuda.grid(1) // WARP_SIZE * per_warp
     for start in range(first, num_vertices, cuda.gridsize(1) // WARP_SIZE * per_warp):
         v = start + cuda.threadIdx.x % WARP_SIZE // group
-        rated = v < num_vertices and active[v] != 0
+        light = v < num_vertices and vertex_offsets[v + 1] - vertex_offsets[v] <= HEAVY_DEGREE
+        rated = light and active[v] != 0
         best = int32(-1)
         best_gain = int64(0)
         best_priority = int64(0)
@@ -106,29 +138,11 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
             source = blocks[v]
             common = int64(0)
             for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-                e = incident_nets[q]
-                size = net_offsets[e + 1] - net_offsets[e]
-                if size < 2:
-                    continue
-                weight = net_weights[e]
-                base = int64(e) * k
-                in_source = pin_counts[base + source]
-                if in_source > 1:
-                    internal += weight
-                if cut_objective:
-                    if in_source == size:
-                        common -= weight
-                else:
-                    if in_source == 1:
-                        common += weight
-                    common -= weight
-                for j in range(owned):
-                    b = lane + group * j
-                    count = pin_counts[base + b]
-                    if count > 0 and b != source:
-                        adjacent[j] = 1
-                        if not cut_objective or (in_source == 1 and count == size - 1):
-                            affinity[j] += weight
+                common_part, internal_part = _rate_net(incident_nets[q], source, lane, group, owned, k,
+                                                       cut_objective, net_offsets, net_weights, pin_counts,
+                                                       affinity, adjacent)
+                common += common_part
+                internal += internal_part
             weight = vertex_weights[v]
             for j in range(owned):
                 b = lane + group * j
@@ -145,24 +159,106 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
         if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
                 best_gain < -int64(math.floor(float64(internal) * tolerance)):
             best = int32(-1)
-        if lane == 0 and v < num_vertices:
+        if lane == 0 and light:
             targets[v] = best
             gains[v] = best_gain if best >= 0 else 0
             internals[v] = internal
 
 
-@cuda.jit
+@cached_kernel
+def rate_heavy_moves_kernel(heavy, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks,
+                            pin_counts, block_weights, max_block_weights, k, group, cut_objective, only_adjacent,
+                            active, tolerance, targets, gains, internals):
+    """``rate_moves_kernel`` for the vertices ``heavy`` (more than HEAVY_DEGREE nets; a block of RATE_THREADS
+    per vertex). The block's threads form RATE_THREADS / group groups of ``group`` lanes; group s takes the
+    vertex's nets s, s + groups, ... and lane l of a group its blocks l + group j, as in the light kernel.
+    The sums meet in shared memory (atomics), then the first warp picks the best block (lane l reads
+    blocks l + 32 j) with the same order: gain, the lighter block, the smaller id. Exact integer sums, so
+    the targets and gains equal the light kernel's."""
+    affinity = cuda.local.array(BLOCKS_PER_LANE, int64)
+    adjacent = cuda.local.array(BLOCKS_PER_LANE, int8)
+    shared_affinity = cuda.shared.array(MAX_K, int64)
+    shared_adjacent = cuda.shared.array(MAX_K, int32)
+    shared_sums = cuda.shared.array(2, int64)          # common, internal
+    thread = cuda.threadIdx.x
+    lane = thread % group
+    owned = (k - lane + group - 1) // group
+    groups = cuda.blockDim.x // group
+    for index in range(cuda.blockIdx.x, heavy.shape[0], cuda.gridDim.x):
+        v = heavy[index]
+        for b in range(thread, k, cuda.blockDim.x):
+            shared_affinity[b] = 0
+            shared_adjacent[b] = 0
+        if thread < 2:
+            shared_sums[thread] = 0
+        cuda.syncthreads()
+        if active[v] != 0:
+            for j in range(owned):
+                affinity[j] = 0
+                adjacent[j] = 0
+            source = blocks[v]
+            common = int64(0)
+            internal = int64(0)
+            for q in range(vertex_offsets[v] + thread // group, vertex_offsets[v + 1], groups):
+                common_part, internal_part = _rate_net(incident_nets[q], source, lane, group, owned, k,
+                                                       cut_objective, net_offsets, net_weights, pin_counts,
+                                                       affinity, adjacent)
+                if lane == 0:  # the parts that do not depend on the target: once per net
+                    common += common_part
+                    internal += internal_part
+            for j in range(owned):
+                b = lane + group * j
+                if affinity[j] != 0:
+                    cuda.atomic.add(shared_affinity, b, affinity[j])
+                if adjacent[j] != 0:
+                    shared_adjacent[b] = 1
+            if common != 0:
+                cuda.atomic.add(shared_sums, 0, common)
+            if internal != 0:
+                cuda.atomic.add(shared_sums, 1, internal)
+        cuda.syncthreads()
+        if thread < WARP_SIZE:
+            best = int32(-1)
+            best_gain = int64(0)
+            best_priority = int64(0)
+            if active[v] != 0:
+                source = blocks[v]
+                weight = vertex_weights[v]
+                for b in range(thread, k, WARP_SIZE):
+                    if b == source or (only_adjacent and shared_adjacent[b] == 0) or \
+                            block_weights[b] + weight > max_block_weights[b]:
+                        continue
+                    gain = shared_affinity[b] + shared_sums[0]
+                    priority = -block_weights[b]
+                    if best < 0 or gain > best_gain or (gain == best_gain and priority > best_priority):
+                        best = b
+                        best_gain = gain
+                        best_priority = priority
+            best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, WARP_SIZE)
+            internal = shared_sums[1]
+            if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
+                    best_gain < -int64(math.floor(float64(internal) * tolerance)):
+                best = int32(-1)
+            if thread == 0:
+                targets[v] = best
+                gains[v] = best_gain if best >= 0 else 0
+                internals[v] = internal
+        cuda.syncthreads()
+
+
+@cached_kernel
 def incidence_keys_kernel(moving, vertex_offsets, incident_nets, key_offsets, keys):
     """keys[key_offsets[i] + t] = (t-th net of moving[i]) << 32 | i: the (net, rank) pairs the afterburner
-    sorts (a thread per moving vertex)."""
-    for i in range(cuda.grid(1), moving.shape[0], cuda.gridsize(1)):
+    sorts (a warp per moving vertex, its lanes over the nets: hub vertices have many)."""
+    lane = cuda.threadIdx.x % WARP_SIZE
+    for i in range(cuda.grid(1) // WARP_SIZE, moving.shape[0], cuda.gridsize(1) // WARP_SIZE):
         v = moving[i]
         start = vertex_offsets[v]
-        for t in range(vertex_offsets[v + 1] - start):
+        for t in range(lane, vertex_offsets[v + 1] - start, WARP_SIZE):
             keys[key_offsets[i] + t] = (int64(incident_nets[start + t]) << 32) | i
 
 
-@cuda.jit
+@cached_kernel
 def afterburner_kernel(keys, net_offsets, net_weights, moving, blocks, destinations, k, cut_objective, pin_counts,
                        new_gains):
     """For each net (a run of equal nets in ``keys``, sorted by (net, rank)): replay its moves in rank order
@@ -202,26 +298,27 @@ def afterburner_kernel(keys, net_offsets, net_weights, moving, blocks, destinati
             pin_counts[base + destinations[i]] -= 1
 
 
-@cuda.jit
+@cached_kernel
 def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights, vertex_offsets, incident_nets,
                        vertex_weights, k, cut_objective, blocks, pin_counts, connectivity, block_weights, locked,
                        status):
     """Move each moving[i] with accepted[i] to destinations[i]: Phi(e, old) -= 1 and Phi(e, new) += 1 for
     each of its nets, the block weights follow, locked[v] = 0 when ``locked`` is not empty (Jet's lock for
-    the next round). status[0] += moves made; status[1] += the exact change of the objective, read off the
-    old values the atomics return: a net loses a block when Phi(e, old) drops from 1 (km1 - w(e)), gains one
-    when Phi(e, new) rises from 0 (km1 + w(e)); for cut, the same steps of lambda(e) (``connectivity``)
-    from 2 to 1 and from 1 to 2. However the atomics interleave, these steps telescope to the exact
+    the next round; a warp per move, its lanes over the nets). status[0] += moves made; status[1] += the
+    exact change of the objective, read off the old values the atomics return: a net loses a block when
+    Phi(e, old) drops from 1 (km1 - w(e)), gains one when Phi(e, new) rises from 0 (km1 + w(e)); for cut,
+    the same steps of lambda(e) (``connectivity``) from 2 to 1 and from 1 to 2. However the atomics interleave, these steps telescope to the exact
     difference between the final and the first value of each net's contribution."""
     moves = 0
     change = int64(0)
-    for i in range(cuda.grid(1), moving.shape[0], cuda.gridsize(1)):
+    lane = cuda.threadIdx.x % WARP_SIZE
+    for i in range(cuda.grid(1) // WARP_SIZE, moving.shape[0], cuda.gridsize(1) // WARP_SIZE):
         if not accepted[i]:
             continue
         v = moving[i]
         source = blocks[v]
         target = destinations[i]
-        for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        for q in range(vertex_offsets[v] + lane, vertex_offsets[v + 1], WARP_SIZE):
             e = incident_nets[q]
             base = int64(e) * k
             counted = net_offsets[e + 1] - net_offsets[e] >= 2
@@ -235,13 +332,15 @@ def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights,
                     change += net_weights[e]
                 elif cuda.atomic.add(connectivity, e, 1) == 1:
                     change += net_weights[e]
-        weight = vertex_weights[v]
-        cuda.atomic.sub(block_weights, source, weight)
-        cuda.atomic.add(block_weights, target, weight)
-        blocks[v] = target
-        if locked.shape[0]:
-            locked[v] = 0
-        moves += 1
+        cuda.syncwarp()  # every lane has read blocks[v]
+        if lane == 0:
+            weight = vertex_weights[v]
+            cuda.atomic.sub(block_weights, source, weight)
+            cuda.atomic.add(block_weights, target, weight)
+            blocks[v] = target
+            if locked.shape[0]:
+                locked[v] = 0
+            moves += 1
     if moves:
         cuda.atomic.add(status, 0, moves)
     if change != 0:
@@ -293,10 +392,11 @@ class DeviceLevelState:
         self.targets = x.empty(n, dtype=x.int32)
         self.gains = x.empty(n, dtype=x.int64)
         self.internals = x.empty(n, dtype=x.int64)
+        self.heavy = x.flatnonzero(x.diff(level["vertex_offsets"]) > HEAVY_DEGREE).astype(x.int32)
         self.views = {name: kernel_view(array) for name, array in level.items() if hasattr(array, "shape")}
         self.views.update((name, kernel_view(getattr(self, name))) for name in (
             "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks", "targets", "gains",
-            "internals"))
+            "internals", "heavy"))
         self._kept = []
 
     def keep(self, array):
@@ -336,11 +436,14 @@ class DeviceLevelState:
         n = self.targets.shape[0]
         if n:
             view, group = self.views, rating_group(self.k)
-            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS),
-                   view["net_offsets"], view["vertex_offsets"], view["incident_nets"], view["net_weights"],
-                   view["vertex_weights"], view["blocks"], view["pin_counts"], view["block_weights"],
-                   self.view(max_block_weights), self.k, group, cut_objective, only_adjacent, self.view(active),
-                   tolerance, view["targets"], view["gains"], view["internals"])
+            arguments = (view["net_offsets"], view["vertex_offsets"], view["incident_nets"], view["net_weights"],
+                         view["vertex_weights"], view["blocks"], view["pin_counts"], view["block_weights"],
+                         self.view(max_block_weights), self.k, group, cut_objective, only_adjacent,
+                         self.view(active), tolerance, view["targets"], view["gains"], view["internals"])
+            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS), *arguments)
+            if self.heavy.shape[0]:
+                launch(rate_heavy_moves_kernel, grid(self.heavy.shape[0] * RATE_THREADS, RATE_THREADS),
+                       view["heavy"], *arguments)
         return self.targets, self.gains, self.internals
 
     def apply(self, moving, destinations, accepted, locked=None):
@@ -350,7 +453,7 @@ class DeviceLevelState:
         self.status[0] = 0
         if moving.shape[0]:
             view = self.views
-            launch(apply_moves_kernel, grid(moving.shape[0]), moving, destinations, accepted, view["net_offsets"],
+            launch(apply_moves_kernel, grid(moving.shape[0] * WARP_SIZE), moving, destinations, accepted, view["net_offsets"],
                    view["net_weights"], view["vertex_offsets"], view["incident_nets"], view["vertex_weights"], self.k,
                    self.cut_objective, view["blocks"], view["pin_counts"], view["connectivity"],
                    view["block_weights"], view["no_locks"] if locked is None else self.view(locked),
@@ -373,7 +476,7 @@ class DeviceLevelState:
             return new_gains
         keys = x.empty(total, dtype=x.int64)
         view, moving_view = self.views, kernel_view(moving)
-        launch(incidence_keys_kernel, grid(count), moving_view, view["vertex_offsets"], view["incident_nets"],
+        launch(incidence_keys_kernel, grid(count * WARP_SIZE), moving_view, view["vertex_offsets"], view["incident_nets"],
                key_offsets, keys)
         keys = x.sort(keys)
         launch(afterburner_kernel, grid(total), keys, view["net_offsets"], view["net_weights"], moving_view,
