@@ -18,11 +18,11 @@ REFINEMENT_KERNELS = {
     "rate_heavy_moves_kernel": "void(int32[:], int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], "
                                "int32[:], int64[:], int64[:], int64, int64, boolean, boolean, int8[:], float64, "
                                "int32[:], int64[:], int64[:])",
-    "incidence_keys_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:])",
+    "incidence_keys_kernel": "void(int64[:], int64[:], int32[:], int64, int64[:], int64[:])",
     "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int64, boolean, "
                           "int32[:], int64[:])",
     "apply_moves_kernel": "void(int64[:], int32[:], boolean[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
-                          "int64, boolean, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
+                          "int64, boolean, int64, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
 }
 
 
@@ -278,7 +278,8 @@ def test_gpu_partition_equals_its_cpu_twin():
 @pytest.mark.parametrize("cut_objective", [False, True])
 def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
     """DeviceLevelState.apply keeps km1 (or cut) from the old values its atomics return, and the block
-    weights by atomics: after each batch of moves both equal a recount from scratch (the model)."""
+    weights by atomics: after each batch of moves both equal a recount from scratch (the model), with a
+    thread or a warp per move."""
     from hgpart.coarsening.gpu_contraction import level_to_device
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement.gpu_refiner import DeviceLevelState
@@ -288,7 +289,8 @@ def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
         n = hypergraph.num_vertices
         blocks, _ = balanced_random(hypergraph, k, 0.1, 4)
         state = DeviceLevelState(level_to_device(hypergraph), to_device(blocks.copy()), k, cut_objective)
-        for _ in range(3):
+        for batch in range(3):
+            state.lanes = (1, 32, 1)[batch]  # a thread per move, then a warp per move (levels with hubs)
             moving = rng.choice(n, size=n // 2, replace=False).astype(np.int64)
             destinations = ((blocks[moving] + rng.integers(1, k, size=moving.shape[0])) % k).astype(np.int32)
             accepted = rng.random(moving.shape[0]) < 0.7

@@ -247,14 +247,14 @@ def rate_heavy_moves_kernel(heavy, net_offsets, vertex_offsets, incident_nets, n
 
 
 @cached_kernel
-def incidence_keys_kernel(moving, vertex_offsets, incident_nets, key_offsets, keys):
+def incidence_keys_kernel(moving, vertex_offsets, incident_nets, lanes, key_offsets, keys):
     """keys[key_offsets[i] + t] = (t-th net of moving[i]) << 32 | i: the (net, rank) pairs the afterburner
-    sorts (a warp per moving vertex, its lanes over the nets: hub vertices have many)."""
-    lane = cuda.threadIdx.x % WARP_SIZE
-    for i in range(cuda.grid(1) // WARP_SIZE, moving.shape[0], cuda.gridsize(1) // WARP_SIZE):
+    sorts; ``lanes`` threads per moving vertex (1, or a warp on levels with hubs), striding over its nets."""
+    lane = cuda.threadIdx.x % lanes
+    for i in range(cuda.grid(1) // lanes, moving.shape[0], cuda.gridsize(1) // lanes):
         v = moving[i]
         start = vertex_offsets[v]
-        for t in range(lane, vertex_offsets[v + 1] - start, WARP_SIZE):
+        for t in range(lane, vertex_offsets[v + 1] - start, lanes):
             keys[key_offsets[i] + t] = (int64(incident_nets[start + t]) << 32) | i
 
 
@@ -300,25 +300,26 @@ def afterburner_kernel(keys, net_offsets, net_weights, moving, blocks, destinati
 
 @cached_kernel
 def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights, vertex_offsets, incident_nets,
-                       vertex_weights, k, cut_objective, blocks, pin_counts, connectivity, block_weights, locked,
-                       status):
+                       vertex_weights, k, cut_objective, lanes, blocks, pin_counts, connectivity, block_weights,
+                       locked, status):
     """Move each moving[i] with accepted[i] to destinations[i]: Phi(e, old) -= 1 and Phi(e, new) += 1 for
     each of its nets, the block weights follow, locked[v] = 0 when ``locked`` is not empty (Jet's lock for
-    the next round; a warp per move, its lanes over the nets). status[0] += moves made; status[1] += the
+    the next round; ``lanes`` threads per move, 1 or a warp on levels with hubs, striding over its nets).
+    status[0] += moves made; status[1] += the
     exact change of the objective, read off the old values the atomics return: a net loses a block when
     Phi(e, old) drops from 1 (km1 - w(e)), gains one when Phi(e, new) rises from 0 (km1 + w(e)); for cut,
     the same steps of lambda(e) (``connectivity``) from 2 to 1 and from 1 to 2. However the atomics interleave, these steps telescope to the exact
     difference between the final and the first value of each net's contribution."""
     moves = 0
     change = int64(0)
-    lane = cuda.threadIdx.x % WARP_SIZE
-    for i in range(cuda.grid(1) // WARP_SIZE, moving.shape[0], cuda.gridsize(1) // WARP_SIZE):
+    lane = cuda.threadIdx.x % lanes
+    for i in range(cuda.grid(1) // lanes, moving.shape[0], cuda.gridsize(1) // lanes):
         if not accepted[i]:
             continue
         v = moving[i]
         source = blocks[v]
         target = destinations[i]
-        for q in range(vertex_offsets[v] + lane, vertex_offsets[v + 1], WARP_SIZE):
+        for q in range(vertex_offsets[v] + lane, vertex_offsets[v + 1], lanes):
             e = incident_nets[q]
             base = int64(e) * k
             counted = net_offsets[e + 1] - net_offsets[e] >= 2
@@ -332,7 +333,8 @@ def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights,
                     change += net_weights[e]
                 elif cuda.atomic.add(connectivity, e, 1) == 1:
                     change += net_weights[e]
-        cuda.syncwarp()  # every lane has read blocks[v]
+        if lanes > 1:  # the same for the whole warp (its lanes share i): every lane has read blocks[v]
+            cuda.syncwarp()
         if lane == 0:
             weight = vertex_weights[v]
             cuda.atomic.sub(block_weights, source, weight)
@@ -393,6 +395,9 @@ class DeviceLevelState:
         self.gains = x.empty(n, dtype=x.int64)
         self.internals = x.empty(n, dtype=x.int64)
         self.heavy = x.flatnonzero(x.diff(level["vertex_offsets"]) > HEAVY_DEGREE).astype(x.int32)
+        # threads per moved vertex in apply and the afterburner's keys: a warp when the level has hubs (a
+        # thread would walk a hub's nets alone), else one (on a grid, 4 nets a vertex, a warp idles 28 lanes)
+        self.lanes = WARP_SIZE if self.heavy.shape[0] else 1
         self.views = {name: kernel_view(array) for name, array in level.items() if hasattr(array, "shape")}
         self.views.update((name, kernel_view(getattr(self, name))) for name in (
             "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks", "targets", "gains",
@@ -453,11 +458,11 @@ class DeviceLevelState:
         self.status[0] = 0
         if moving.shape[0]:
             view = self.views
-            launch(apply_moves_kernel, grid(moving.shape[0] * WARP_SIZE), moving, destinations, accepted, view["net_offsets"],
-                   view["net_weights"], view["vertex_offsets"], view["incident_nets"], view["vertex_weights"], self.k,
-                   self.cut_objective, view["blocks"], view["pin_counts"], view["connectivity"],
-                   view["block_weights"], view["no_locks"] if locked is None else self.view(locked),
-                   view["status"])
+            launch(apply_moves_kernel, grid(moving.shape[0] * self.lanes), moving, destinations, accepted,
+                   view["net_offsets"], view["net_weights"], view["vertex_offsets"], view["incident_nets"],
+                   view["vertex_weights"], self.k, self.cut_objective, self.lanes, view["blocks"],
+                   view["pin_counts"], view["connectivity"], view["block_weights"],
+                   view["no_locks"] if locked is None else self.view(locked), view["status"])
         moves, value = (int(item) for item in to_host(self.status))
         return moves, value
 
@@ -476,8 +481,8 @@ class DeviceLevelState:
             return new_gains
         keys = x.empty(total, dtype=x.int64)
         view, moving_view = self.views, kernel_view(moving)
-        launch(incidence_keys_kernel, grid(count * WARP_SIZE), moving_view, view["vertex_offsets"], view["incident_nets"],
-               key_offsets, keys)
+        launch(incidence_keys_kernel, grid(count * self.lanes), moving_view, view["vertex_offsets"],
+               view["incident_nets"], self.lanes, key_offsets, keys)
         keys = x.sort(keys)
         launch(afterburner_kernel, grid(total), keys, view["net_offsets"], view["net_weights"], moving_view,
                view["blocks"], destinations, self.k, cut_objective, view["pin_counts"], new_gains)
