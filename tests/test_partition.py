@@ -286,6 +286,32 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
         assert np.bincount(sides, weights=hypergraph.vertex_weights, minlength=2).max() <= half + 500
 
 
+def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
+    """multilevel_bisect coarsens its sub-problem only while a rating round (sum of |e|^2 over rated nets)
+    fits InitialConfig.rating_budget; above it the portfolio runs on the sub-problem itself."""
+    from dataclasses import replace
+
+    import hgpart.coarsening as coarsening
+    from hgpart.initial import recursive
+
+    hypergraph, nets = random_hypergraph(3, 200, 300, max_size=6)
+    sizes = np.array([len(net) for net in nets])
+    assert recursive.rating_work(hypergraph, 1000) == int((sizes ** 2).sum())
+    assert recursive.rating_work(hypergraph, 5) == int((sizes[sizes <= 5] ** 2).sum())
+    calls = []
+    real_coarsen = coarsening.coarsen
+    monkeypatch.setattr(coarsening, "coarsen", lambda *args, **kwargs: calls.append(1) or real_coarsen(*args, **kwargs))
+    config = make_config(4, 0.03, "km1", 0)
+    bound = max_block_weight(hypergraph.total_vertex_weight, 4, 0.03)
+    whole = int((sizes ** 2).sum())
+    for budget, coarsened in ((10**9, 3), (whole - 1, 2), (0, 0)):  # 3 bisections: the whole, then its halves
+        calls.clear()
+        budgeted = replace(config, initial=replace(config.initial, rating_budget=budget, recursion_threads=1))
+        blocks = recursive.initial_partition(hypergraph, 4, 0.03, budgeted, False, 0)
+        assert len(calls) == coarsened
+        assert np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=4).max() <= bound
+
+
 def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkeypatch):
     """_initial runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the caller's
     count, and on the GPU path refines gpu_fm_candidates runs by FM; the partition is the same on any
