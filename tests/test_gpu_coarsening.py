@@ -144,15 +144,16 @@ def test_gpu_hierarchy_equals_cpu():
 
 
 def tiny_instance_with_every_bin():
-    """96 vertices: 0-47 in 30 nets of 36 pins (global bin at lowered limits), 48 and 49 in two of them
-    (block bin), 48-95 in small random nets (pooled, wide and split bins at lowered limits). Small enough for
-    the CUDA simulator."""
+    """100 vertices: 0-47 in 30 nets of 36 pins (global bin at lowered limits), 48 and 49 in two of them
+    (block bin), 48-95 in small random nets (pooled, wide and split bins at lowered limits), 96-99 in no net
+    (the 2-hop step pairs such vertices while the level's shrink cap allows; with 4 matching rounds and
+    fixed keys it pairs 96 and 97). Small enough for the CUDA simulator."""
     rng = np.random.default_rng(11)
     nets = [np.concatenate([np.arange(4), 4 + rng.choice(44, size=32, replace=False), [48 + i // 2] if i < 4 else []])
             for i in range(30)]
     nets += [48 + rng.choice(48, size=int(rng.integers(2, 6)), replace=False) for _ in range(70)]
     nets += [np.array([5, 50]), np.array([6, 60, 61])]
-    return Hypergraph.from_pin_lists(nets, 96, rng.integers(1, 3, 96), rng.integers(1, 4, len(nets)))
+    return Hypergraph.from_pin_lists(nets, 100, rng.integers(1, 3, 100), rng.integers(1, 4, len(nets)))
 
 
 @pytest.mark.gpu
@@ -171,7 +172,7 @@ def test_device_path_on_a_tiny_instance_equals_cpu(fixed_keys):
     limits = (16, 64, 32, 90)  # kernel limits lowered so that 96 vertices fill every kind of bin
     counts = DevicePlan(level, device_net_ratings(level, True, 1000)[0], 10**6, False, limits).counts
     assert counts[:5].sum() > 0 and counts[5:].min() > 0, counts  # pooled, wide, block, split and global bins
-    max_weight, fixed = (4, np.where(np.arange(96) % 13 == 0, np.arange(96) % 2, -1)) if fixed_keys else (6, None)
+    max_weight, fixed = (4, np.where(np.arange(100) % 13 == 0, np.arange(100) % 2, -1)) if fixed_keys else (6, None)
     cpu, cpu_count = compute_clustering(hypergraph, max_weight, config, fixed)
     gpu, gpu_count = compute_clustering_gpu(hypergraph, max_weight, config, fixed, limits)
     assert gpu_count == cpu_count < 96

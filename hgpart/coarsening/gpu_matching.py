@@ -972,7 +972,8 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
             free[joiners] = targets
             free[targets] = targets
         if config.two_hop:  # with budget left, a joining round ran and left its proposals
-            first, second = two_hop_pairs(x, free < 0, proposals, root, merge_key, weights, max_weight, budget)
+            first, second = two_hop_pairs(x, free < 0, proposals, root, merge_key, weights, max_weight, budget,
+                                          x.diff(level["vertex_offsets"]) == 0)
             root[second] = first
     return number_clusters_device(root)
 

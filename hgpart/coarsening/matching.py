@@ -191,11 +191,14 @@ def number_clusters(root):
 JOIN_ROUNDS = 3
 
 
-def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight: int, budget: int):
+def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight: int, budget: int, isolated):
     """Pairs of vertices left alone that proposed to the same cluster (2-hop matching), as (first,
     second) with first < second: the lone vertices v with proposals[v] >= 0, sorted by (the proposed
     cluster root[proposals[v]], merge key, v), are paired 2i with 2i + 1 within each run of equal cluster
     and key, while the pair's weight is within ``max_weight``; the first ``budget`` pairs in that order.
+    Lone ``isolated`` vertices (in no net: nothing to propose to) form one more run, ahead of the others,
+    as if they had all proposed to cluster -1: they pair up with each other, so a level of mostly
+    isolated vertices (seed 000's synthetic matrix: 699,000 of 700,000) still shrinks.
 
     Written once for both devices: ``array`` is numpy (the CPU path) or CuPy (the device twin), and every
     step is a sort, a search or a scan, so both give the same pairs.
@@ -203,10 +206,10 @@ def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight:
     empty = array.zeros(0, dtype=array.int32)
     if budget <= 0:  # also when no joining round ran (and left no proposals)
         return empty, empty
-    candidates = array.flatnonzero(alone & (proposals >= 0))
+    candidates = array.flatnonzero(alone & ((proposals >= 0) | isolated))
     if candidates.shape[0] < 2:
         return empty, empty
-    target = root[proposals[candidates]].astype(array.int64)
+    target = array.where(isolated[candidates], -1, root[array.maximum(proposals[candidates], 0)]).astype(array.int64)
     key = merge_key[candidates].astype(array.int64)
     order = array.lexsort(array.stack([candidates.astype(array.int64), key, target]))
     candidates, target, key = candidates[order], target[order], key[order]
@@ -231,7 +234,8 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     cluster, with the joiners before it in vertex order, stays within ``max_weight``. Vertices turned away
     propose again in the next round, to clusters that still have room. At most n - pairs -
     ceil(n / max_shrink_factor) vertices join in all (the shrink cap), the first ones in vertex order.
-    With ``config.two_hop``, vertices still alone then pair up by :func:`two_hop_pairs` (within the cap).
+    With ``config.two_hop``, vertices still alone then pair up by :func:`two_hop_pairs` (within the cap),
+    isolated ones (in no net) with each other.
 
     ``join_proposals(cluster_keys, cluster_weight, free)`` returns the best neighbour of each free vertex
     (free[v] < 0; -1 for none and for the others), given every vertex's cluster key and cluster weight.
@@ -266,7 +270,8 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
             free[joiners] = targets
             free[targets] = targets
         if config.two_hop:  # proposals is None only when the budget was spent before any joining round
-            first, second = two_hop_pairs(np, free < 0, proposals, root, merge_key, weights, max_weight, budget)
+            first, second = two_hop_pairs(np, free < 0, proposals, root, merge_key, weights, max_weight, budget,
+                                          np.diff(hypergraph.vertex_offsets) == 0)
             root[second] = first
     return number_clusters(root)
 

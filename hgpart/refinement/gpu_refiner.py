@@ -4,7 +4,8 @@ Jet-style rounds with an afterburner, and a rebalancer (the GPU twin of :mod:`.r
 One round (:func:`refine_device`) moves many vertices at once and stays deterministic:
 
 1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k, at most a warp; lane
-   l of a group owns blocks l, l + group, ...) gives every movable vertex that did not move in the
+   l of a group owns blocks l, l + group, ...; ``rate_heavy_moves_kernel``, a block of such groups, for
+   vertices of more than HEAVY_DEGREE nets) gives every movable vertex that did not move in the
    previous round (Jet's locks) its best target with room and the exact gain of moving it alone, with
    the CPU's tie order (gain, then the lighter block, then the smaller id: :func:`.gains.best_move`), and
    its internal weight (its nets with another pin in its block);
