@@ -309,12 +309,13 @@ def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
     from dataclasses import replace
 
     import hgpart.coarsening as coarsening
+    from hgpart.coarsening.similarity import rating_work
     from hgpart.initial import recursive
 
     hypergraph, nets = random_hypergraph(3, 200, 300, max_size=6)
     sizes = np.array([len(net) for net in nets])
-    assert recursive.rating_work(hypergraph, 1000) == int((sizes ** 2).sum())
-    assert recursive.rating_work(hypergraph, 5) == int((sizes[sizes <= 5] ** 2).sum())
+    assert rating_work(hypergraph, 1000) == int((sizes ** 2).sum())
+    assert rating_work(hypergraph, 5) == int((sizes[sizes <= 5] ** 2).sum())
     calls = []
     real_coarsen = coarsening.coarsen
     monkeypatch.setattr(coarsening, "coarsen", lambda *args, **kwargs: calls.append(1) or real_coarsen(*args, **kwargs))

@@ -18,6 +18,7 @@ from .. import generate
 from ..coarsening.coarsener import max_cluster_weight
 from ..coarsening.contraction import contract
 from ..coarsening.matching import compute_clustering
+from ..coarsening.similarity import rating_work
 from ..io import read_hypergraph, strip_gz
 
 PAPER_TABLE_III = [("flickr", 58.69, 876.51), ("wikipedia", 50.42, 810.60), ("stanford", 145.54, 65.06),
@@ -42,10 +43,8 @@ def _median_seconds(function, repeat: int):
 def pin_bytes_per_round(hypergraph, config) -> int:
     """Bytes one proposal round over all vertices must read: every incidence (4 B), the pins of every
     rated net once per pin of it (4 B each: sum of |e|^2 over rated nets), offsets and ratings (8 B)."""
-    sizes = hypergraph.net_sizes().astype(np.int64)
-    rated = (sizes >= 2) & (sizes <= config.max_rated_net_size)
-    return int(4 * (hypergraph.num_pins + np.sum(sizes[rated] ** 2)) + 8 * (2 * hypergraph.num_vertices +
-                                                                             3 * hypergraph.num_nets))
+    return int(4 * (hypergraph.num_pins + rating_work(hypergraph, config.max_rated_net_size)) +
+               8 * (2 * hypergraph.num_vertices + 3 * hypergraph.num_nets))
 
 
 def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=None, gpu_repeat: int | None = None

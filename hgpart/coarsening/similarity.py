@@ -34,6 +34,14 @@ def net_ratings(hypergraph, heavy_edge: bool, max_net_size: int):
     return ratings, shift
 
 
+def rating_work(hypergraph, max_rated_net_size: int) -> int:
+    """Pin visits of one round of heavy-edge rating over all vertices: sum of |e|^2 over the nets of
+    2..max_rated_net_size pins (each pin of a rated net scores every other pin)."""
+    sizes = hypergraph.net_sizes()
+    rated = sizes[(sizes >= 2) & (sizes <= max_rated_net_size)].astype(np.int64)
+    return int((rated * rated).sum())
+
+
 def pair_priority(v, u):
     """A pseudo-random 32-bit priority of the pair {v, u}, the same from both ends.
 

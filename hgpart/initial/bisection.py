@@ -7,6 +7,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..refinement.fm2 import initial_gain
 from ..refinement.gains import apply_move, pin_counts_serial
 from ..refinement.heap import heap_pop, heap_push_or_update
 
@@ -119,10 +120,8 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     gains = np.zeros(n, dtype=np.int64)  # exact gain of moving each free side-1 vertex to side 0
     for v in range(n):
         if partition[v] == 1 and fixed_side[v] < 0:
-            for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-                e = incident_nets[q]
-                if net_offsets[e + 1] - net_offsets[e] >= 2:
-                    gains[v] += net_weights[e] * (int(pin_counts[2 * e + 1] == 1) - int(pin_counts[2 * e] == 0))
+            gains[v] = initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                    pin_counts)
     scale = _key_scale(net_weights, vertex_offsets, incident_nets)
     heap = np.empty(max(n, 1), dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)

@@ -53,21 +53,14 @@ def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: Pa
     return partition
 
 
-def rating_work(hypergraph: Hypergraph, max_rated_net_size: int) -> int:
-    """Pin visits of one round of heavy-edge rating: sum of |e|^2 over the nets of 2..max_rated_net_size
-    pins (each pin of a rated net scores every other pin)."""
-    sizes = hypergraph.net_sizes()
-    rated = sizes[(sizes >= 2) & (sizes <= max_rated_net_size)].astype(np.int64)
-    return int((rated * rated).sum())
-
-
 def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int,
                       config: PartitionConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
     """Bisection of a sub-problem the multilevel way: coarsen it to 160 * 2 vertices, run the portfolio
     there (on ``workers`` threads), then project and refine (label propagation, 2-way FM) level by level.
-    A sub-problem whose rating would cost more than ``config.initial.rating_budget`` (:func:`rating_work`)
-    is not coarsened. int32[n] sides."""
+    A sub-problem whose rating would cost more than ``config.initial.rating_budget`` pin visits
+    (:func:`..coarsening.similarity.rating_work`) is not coarsened. int32[n] sides."""
     from ..coarsening import coarsen
+    from ..coarsening.similarity import rating_work
     from ..refinement import refine
 
     if rating_work(hypergraph, config.coarsening.max_rated_net_size) > config.initial.rating_budget:

@@ -22,7 +22,9 @@ from .heap import heap_pop, heap_push_or_update
 
 
 @numba.njit(cache=True, nogil=True)
-def _initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts):
+def initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts):
+    """Exact gain (int64) of moving v to the other side of a bipartition with pin counts ``pin_counts``
+    (int32[2 m]): sum over its nets e with |e| >= 2 of w(e) ([Phi(e, own) = 1] - [Phi(e, other) = 0])."""
     own = partition[v]
     gain = np.int64(0)
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
@@ -61,7 +63,7 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
     free = movable.copy()
     for v in range(n):  # every free vertex gets its gain; boundary vertices start in the heaps, the others
         if free[v]:        # enter on their first gain update
-            keys[v] = _initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+            keys[v] = initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
                                     pin_counts)
             if is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, 2):
                 _bump(v, 0, partition, heap0, heap1, keys, positions, size0, size1)

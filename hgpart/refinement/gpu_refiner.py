@@ -96,6 +96,16 @@ def _rate_net(e, source, lane, group, owned, k, cut_objective, net_offsets, net_
     return common, internal
 
 
+@cuda.jit(device=True, inline=True)
+def _jet_candidate(best, best_gain, internal, tolerance):
+    """``best``, or -1 when ``tolerance`` >= 0 and the move is not a Jet candidate: gain <= 0 and
+    gain < -floor(tolerance * internal)."""
+    if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
+            best_gain < -int64(math.floor(float64(internal) * tolerance)):
+        return int32(-1)
+    return best
+
+
 @cached_kernel
 def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks, pin_counts,
                       block_weights, max_block_weights, k, group, cut_objective, only_adjacent, active, tolerance,
@@ -157,9 +167,7 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
                     best_gain = gain
                     best_priority = priority
         best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, group)
-        if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
-                best_gain < -int64(math.floor(float64(internal) * tolerance)):
-            best = int32(-1)
+        best = _jet_candidate(best, best_gain, internal, tolerance)
         if lane == 0 and light:
             targets[v] = best
             gains[v] = best_gain if best >= 0 else 0
@@ -237,9 +245,7 @@ def rate_heavy_moves_kernel(heavy, net_offsets, vertex_offsets, incident_nets, n
                         best_priority = priority
             best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, WARP_SIZE)
             internal = shared_sums[1]
-            if tolerance >= 0 and best >= 0 and best_gain <= 0 and \
-                    best_gain < -int64(math.floor(float64(internal) * tolerance)):
-                best = int32(-1)
+            best = _jet_candidate(best, best_gain, internal, tolerance)
             if thread == 0:
                 targets[v] = best
                 gains[v] = best_gain if best >= 0 else 0
