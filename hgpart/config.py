@@ -90,6 +90,14 @@ class InitialConfig:
         of 4.9 s at km1 184,056 / 184,256 / 184,092 instead of 184,854 / 184,848 / 184,502. The coarsest
         levels of grids (2.2e5 visits at 250k k = 32, where coarsening helps) and of ../shared/data (at
         most 3.1e6, bundle1 k = 8) stay below.
+    fm_min_improvement : float
+        On a coarsest level of more than pin_budget / 20 pins, the FM passes of initial partitioning stop
+        after one that improves the objective by less than this fraction (Mt-KaHyPar's relative improvement
+        threshold, 0.25%); later passes there gained about 0.01-0.2% each at the full cost of a pass. On
+        the GPU path's CPU twin (2-core machine, seeds 0-1) the phase took 13.2 -> 6.5 s on evenly 300k
+        k = 8, 18.2 -> 14.9 / 18.3 -> 14.2 s on long-tailed 100k k = 32, 0.41 -> 0.20 s on evenly 50k
+        k = 2, with final km1 within the seeds' spread (+-2%). Smaller levels (all of ../shared/data) keep
+        every pass: there a threshold changed nothing but ibm03 and memplus at k = 32 (up to 1.8% worse).
     """
 
     runs: int = 5
@@ -100,6 +108,7 @@ class InitialConfig:
     pins_per_thread: int = 50_000
     recursion_threads: int = 0
     rating_budget: int = 20_000_000
+    fm_min_improvement: float = 0.0025
 
 
 @dataclass(frozen=True)
@@ -116,6 +125,10 @@ class RefinementConfig:
         A pass stops after this many moves without a new best.
     max_update_net_size : int
         Nets with more pins do not trigger neighbour gain updates in FM.
+    fm_min_improvement : float
+        FM passes also stop after one that improves the objective by less than this fraction of it (0: only
+        a pass that gains nothing stops them). Initial partitioning sets it from
+        :attr:`InitialConfig.fm_min_improvement`.
     v_cycles : int
         Extra V-cycles after the first: coarsen again inside the blocks, refine back up (CPU path).
     gpu_rounds : int
@@ -129,6 +142,7 @@ class RefinementConfig:
     fm_passes: int = 10
     fm_fruitless_moves: int = 350
     max_update_net_size: int = 1000
+    fm_min_improvement: float = 0.0
     v_cycles: int = 1
     gpu_rounds: int = 24
     gpu_tolerance_fine: float = 0.0

@@ -153,9 +153,12 @@ def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_obje
     """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays): its
     recursion and runs on as many threads as the caller's numba threads (or ``recursion_threads``), its
     parallel loops on at most ceil(pins / ``pins_per_thread``) numba threads; on the GPU path with
-    ``gpu_fm_candidates``."""
+    ``gpu_fm_candidates``; FM with ``fm_min_improvement`` where the level has more than pin_budget / 20 pins."""
     if device == "gpu":
         config = replace(config, initial=replace(config.initial, fm_candidates=config.initial.gpu_fm_candidates))
+    if coarsest.num_pins > config.initial.pin_budget // 20:
+        config = replace(config, refinement=replace(config.refinement,
+                                                    fm_min_improvement=config.initial.fm_min_improvement))
     threads = numba.get_num_threads()
     numba.set_num_threads(max(1, min(threads, -(-coarsest.num_pins // config.initial.pins_per_thread))))
     try:

@@ -18,7 +18,7 @@ from hgpart.multilevel import partition
 from hgpart.initial.bisection import greedy_bisection, label_propagation_bisection
 from hgpart.refinement.fm import fm
 from hgpart.hypergraph import scatter_sum
-from hgpart.refinement.gains import compute_pin_counts
+from hgpart.refinement.gains import compute_pin_counts, objective_from_pin_counts
 
 from .conftest import DATA
 from .naive import best_partition_naive, greedy_growing_naive, label_propagation_bisection_naive
@@ -202,6 +202,46 @@ def test_fm_gain_matches_the_objective_change():
                                                                      blocks, k))
 
 
+def test_fm_stops_after_a_pass_below_the_relative_improvement():
+    """Each pass's gain against min_improvement times the objective the pass started from: the passes run
+    with a threshold are the prefix of the passes run without one that ends at the first pass below it."""
+    hypergraph, _ = random_hypergraph(7, 300, 600, 4, weighted=True)
+    for k, cut_objective in ((2, False), (4, False), (4, True)):
+        start = np.random.default_rng(k).integers(0, k, hypergraph.num_vertices).astype(np.int32)
+        movable = np.ones(hypergraph.num_vertices, bool)
+
+        def run(passes, min_improvement=0.0):
+            blocks = start.copy()
+            pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+            weights = scatter_sum(blocks, hypergraph.vertex_weights, k)
+            bound = np.full(k, max(int(weights.max()), max_block_weight(hypergraph.total_vertex_weight, k, 0.1)))
+            gained = fm(hypergraph, blocks, pin_counts, weights, bound, k, movable, cut_objective, passes, 200, 1000,
+                        min_improvement)
+            return gained, blocks
+
+        objective = getattr(evaluate(hypergraph, start, k), "cut" if cut_objective else "km1")
+        totals = [run(passes)[0] for passes in range(1, 6)]
+        gains = np.diff([0] + totals)
+        assert gains[0] > 0 and gains[1] > 0  # the instance needs more than one pass
+        before = objective - np.concatenate([[0], np.cumsum(gains)[:-1]])
+        for threshold in (0.0, 0.5 * gains[1] / before[1], 1.0):
+            expected = next((p for p in range(1, 6) if gains[p - 1] <= threshold * before[p - 1]), 5)
+            gained, blocks = run(5, threshold)
+            assert gained == totals[expected - 1]
+            np.testing.assert_array_equal(blocks, run(expected)[1])
+
+
+def test_objective_from_pin_counts_is_the_metrics_objective():
+    hypergraph, _ = random_hypergraph(3, 100, 200, 5, weighted=True)
+    for k in (2, 3, 7):
+        blocks = np.random.default_rng(k).integers(0, k, hypergraph.num_vertices).astype(np.int32)
+        pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+        metrics = evaluate(hypergraph, blocks, k)
+        for cut_objective, expected in ((False, metrics.km1), (True, metrics.cut)):
+            assert objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k,
+                                             cut_objective) == expected
+
+
 # -------------------------------------------------------------------------------- whole partitioner
 def tiny_instances():
     for seed in range(12):
@@ -301,6 +341,30 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
                                  RefinementConfig(), False)
         assert calls == {"runs": runs, "fm": fm_runs}, budget
         assert np.bincount(sides, weights=hypergraph.vertex_weights, minlength=2).max() <= half + 500
+
+
+def test_initial_fm_threshold_only_on_coarsest_levels_with_many_pins(monkeypatch):
+    """_initial hands FM the relative improvement threshold only where the coarsest level has more than
+    pin_budget / 20 pins."""
+    from dataclasses import replace
+
+    from hgpart import multilevel
+
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    seen = []
+    initial_partition = multilevel.initial_partition
+
+    def recording(coarsest, k, epsilon, config, *args):
+        seen.append(config.refinement.fm_min_improvement)
+        return initial_partition(coarsest, k, epsilon, config, *args)
+
+    monkeypatch.setattr(multilevel, "initial_partition", recording)
+    bounds = np.full(2, max_block_weight(hypergraph.total_vertex_weight, 2, 0.03), dtype=np.int64)
+    for pin_budget in (hypergraph.num_pins * 20, hypergraph.num_pins * 20 - 20):
+        config = make_config(2, 0.03, "km1", 0)
+        config = replace(config, initial=replace(config.initial, pin_budget=pin_budget, runs=1))
+        multilevel._initial(hypergraph, None, 2, 0.03, bounds, config, False)
+    assert seen == [0.0, config.initial.fm_min_improvement] and seen[1] > 0
 
 
 def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):

@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .fm2 import fm2_pass
-from .gains import apply_move, best_move, is_boundary, roll_back, track_best_prefix
+from .gains import apply_move, best_move, is_boundary, objective_from_pin_counts, roll_back, track_best_prefix
 from .heap import heap_pop, heap_push_or_update, heap_remove
 
 
@@ -109,30 +109,33 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
 
 
 def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
-       fruitless_limit, max_update_net_size) -> int:
+       fruitless_limit, max_update_net_size, min_improvement: float = 0.0) -> int:
     """Run up to ``passes`` FM passes; returns the total gain. ``partition``, ``pin_counts`` and
-    ``block_weights`` are updated in place."""
+    ``block_weights`` are updated in place. Passes stop after one that gains nothing, or (with
+    ``min_improvement`` > 0) less than that fraction of the objective it started from (Mt-KaHyPar's
+    relative improvement threshold)."""
     n = hypergraph.num_vertices
     heap = np.empty(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
     position = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     targets = np.full(n, -1, dtype=np.int32)
+    objective = objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k,
+                                         cut_objective) if min_improvement > 0 else 0
     total = 0
     for _ in range(passes):
         if k == 2:  # classic FM with O(1) gain updates
             gained = fm2_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
                               hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
                               pin_counts, block_weights, max_block_weights, movable, fruitless_limit)
-            total += int(gained)
-            if gained <= 0:
-                break
-            continue
-        gained = fm_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
-                         hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
-                         pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
-                         max_update_net_size, heap, keys, position, size, targets)
+        else:
+            gained = fm_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
+                             hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
+                             pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+                             fruitless_limit, max_update_net_size, heap, keys, position, size, targets)
         total += int(gained)
-        if gained <= 0:
+        if gained <= min_improvement * objective:
             break
+        objective -= int(gained)
     return total
+

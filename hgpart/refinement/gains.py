@@ -47,6 +47,26 @@ def compute_pin_counts(net_offsets, pin_vertices, partition, k):
 
 
 @numba.njit(cache=True, nogil=True)
+def objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective):
+    """km1 (sum of w(e) (lambda(e) - 1)) or cut (sum of w(e) over nets with lambda(e) > 1) from Phi
+    (int32[num_nets * k]); nets with fewer than two pins add nothing."""
+    total = np.int64(0)
+    for e in range(net_offsets.shape[0] - 1):
+        if net_offsets[e + 1] - net_offsets[e] < 2:
+            continue
+        connectivity = 0
+        for b in range(k):
+            if pin_counts[e * k + b] > 0:
+                connectivity += 1
+        if cut_objective:
+            if connectivity > 1:
+                total += net_weights[e]
+        else:
+            total += net_weights[e] * (connectivity - 1)
+    return total
+
+
+@numba.njit(cache=True, nogil=True)
 def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k, cut_objective,
                     gain, adjacent):
     """Fill ``gain[b]`` (int64[k]) with the gain of moving v from a to b and ``adjacent[b]`` (bool[k]) with

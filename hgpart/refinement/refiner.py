@@ -34,7 +34,7 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
                           cut_objective, config.lp_rounds)
     if config.fm_passes:
         fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
-           config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size)
+           config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size, config.fm_min_improvement)
     return partition
 
 
