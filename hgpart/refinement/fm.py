@@ -138,4 +138,3 @@ def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, m
             break
         objective -= int(gained)
     return total
-
