@@ -27,8 +27,12 @@ class CoarseningConfig:
     join_unmatched : bool
         After matching, an unmatched vertex joins its best neighbour's cluster when weight allows.
     max_shrink_factor : float
-        Joining stops once a level has n / max_shrink_factor clusters (Mt-KaHyPar caps a pass at 2.5;
-        1.8 measured better here, since pairs already halve a level).
+        Joining stops once a level has n / max_shrink_factor clusters; 2.5 as in Mt-KaHyPar. Against 1.8
+        (the default until 2026-11): on ../shared/data (ibm01, ibm03, ibm06, avqlarge, bundle1, memplus;
+        k = 2, 8, 32; seeds 0-1; CPU path) km1 geomean 0.982x in 0.87x the time; on the H100, GPU path,
+        grid 1M k = 2 / 8 / 32 / 128 km1 0.998 / 0.984 / 0.997 / 1.016x in 0.73 / 0.89 / 0.88 / 0.96x the
+        time, evenly 1M k = 8 km1 0.959x, long-tailed 1M k = 2 the same km1 in 0.94x the time, with 2-3
+        fewer levels.
     two_hop : bool
         After joining, vertices still alone that proposed to the same cluster are paired with each other
         (METIS's 2-hop matching, Mt-KaHyPar's two-hop coarsening): on inputs where nearly everyone's best
@@ -47,7 +51,7 @@ class CoarseningConfig:
     min_shrink: float = 0.01
     matching_rounds: int = 8
     join_unmatched: bool = True
-    max_shrink_factor: float = 1.8
+    max_shrink_factor: float = 2.5
     two_hop: bool = True
     max_levels: int = 100
     communities: bool = False
@@ -89,7 +93,11 @@ class InitialConfig:
         1,622 vertices, 1.2M pins, 4.9e7 visits; 2-core machine, seeds 0-2) the phase took 2.2 s instead
         of 4.9 s at km1 184,056 / 184,256 / 184,092 instead of 184,854 / 184,848 / 184,502. The coarsest
         levels of grids (2.2e5 visits at 250k k = 32, where coarsening helps) and of ../shared/data (at
-        most 3.1e6, bundle1 k = 8) stay below.
+        most 3.1e6, bundle1 k = 8) stay below. 4e6, not 2e7 (until 2026-11): the halves of evenly
+        connected coarsest levels (1M: 1,563 vertices, 5.7M pins, 4.1e7 visits; each half about 1.2e7)
+        lose few pins by coarsening, so a hierarchy there only adds levels to refine; on the H100, GPU path,
+        evenly 1M k = 8 took 6.7 instead of 13.1 s in this phase (km1 2,425,868 / 2,425,669), k = 32 12.2
+        instead of 22.0 s (km1 4,069,775 / 4,087,487).
     fm_min_improvement : float
         On a coarsest level of more than pin_budget / 20 pins, the FM passes of initial partitioning stop
         after one that improves the objective by less than this fraction (Mt-KaHyPar's relative improvement
@@ -107,7 +115,7 @@ class InitialConfig:
     gpu_fm_candidates: int = 5
     pins_per_thread: int = 50_000
     recursion_threads: int = 0
-    rating_budget: int = 20_000_000
+    rating_budget: int = 4_000_000
     fm_min_improvement: float = 0.0025
 
 

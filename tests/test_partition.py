@@ -367,6 +367,34 @@ def test_initial_fm_threshold_only_on_coarsest_levels_with_many_pins(monkeypatch
     assert seen == [0.0, config.initial.fm_min_improvement] and seen[1] > 0
 
 
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.booleans())
+def test_sub_hypergraph_of_a_sub_hypergraph_is_the_one_induced_directly(seed, split_nets):
+    """Recursive bisection cuts each half from the sub-hypergraph above it: the result equals the
+    sub-hypergraph that the half's vertices induce in the whole (checked against pin lists)."""
+    from hgpart.initial.recursive import sub_hypergraph
+
+    rng = np.random.default_rng(seed)
+    hypergraph, _ = random_hypergraph(int(rng.integers(2**31)), 30, 40, max_size=7, weighted=True)
+    nets = [hypergraph.pin_vertices[hypergraph.net_offsets[e]:hypergraph.net_offsets[e + 1]]
+            for e in range(hypergraph.num_nets)]
+    outer = np.flatnonzero(rng.random(30) < 0.7)
+    local = np.flatnonzero(rng.random(outer.shape[0]) < 0.6)
+    vertices = outer[local]
+    new_id = {int(v): i for i, v in enumerate(vertices)}
+    expected = []
+    for net, weight in zip(nets, hypergraph.net_weights):
+        inside = [new_id[int(v)] for v in net if int(v) in new_id]
+        if len(inside) >= 2 and (split_nets or len(inside) == len(net)):
+            expected.append((inside, int(weight)))
+    for sub in (sub_hypergraph(sub_hypergraph(hypergraph, outer, split_nets), local, split_nets),
+                sub_hypergraph(hypergraph, vertices, split_nets)):
+        got = [(sub.pin_vertices[sub.net_offsets[e]:sub.net_offsets[e + 1]].tolist(), int(sub.net_weights[e]))
+               for e in range(sub.num_nets)]
+        assert got == expected
+        assert sub.vertex_weights.tolist() == hypergraph.vertex_weights[vertices].tolist()
+
+
 def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
     """multilevel_bisect coarsens its sub-problem only while a rating round (sum of |e|^2 over rated nets)
     fits InitialConfig.rating_budget; above it the portfolio runs on the sub-problem itself."""

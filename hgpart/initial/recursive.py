@@ -49,7 +49,8 @@ def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: Pa
     total = hypergraph.total_vertex_weight
     perfect = -(-total // k)
     workers = workers or config.initial.recursion_threads or numba.get_num_threads()
-    _split(hypergraph, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed, workers)
+    _split(hypergraph, None, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed,
+           workers)
     return partition
 
 
@@ -79,17 +80,22 @@ def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_s
     return sides
 
 
-def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon, perfect, config, cut_objective,
-           seed, workers=1):
-    """Split ``vertices`` into blocks first_block .. first_block + blocks - 1 of ``partition``. With
-    ``workers`` > 1 the two halves of a bisection recurse at once, the first on a new thread (with one numba
-    thread: its njit kernels release the GIL and run serially), sharing the workers; each half depends
-    only on its vertices and its seed, so the partition is the same with any number of workers."""
+def _split(parent, local, vertices, first_block, blocks, partition, fixed, epsilon, perfect, config,
+           cut_objective, seed, workers=1):
+    """Split ``vertices`` (sorted ids of the coarsest level) into blocks first_block .. first_block + blocks - 1
+    of ``partition``. They induce the sub-hypergraph of ``parent`` on its vertices ``local`` (sorted; None:
+    all of ``parent``), vertex i of it being ``vertices[i]``. Cutting each half from the sub-hypergraph of
+    the bisection above, not from the whole level, gives the same hypergraph (a net dropped above has fewer
+    than two pins, or for cut a pin outside, in the half too) at the cost of that one's pins.
+
+    With ``workers`` > 1 the two halves of a bisection recurse at once, the first on a new thread (with one
+    numba thread: its njit kernels release the GIL and run serially), sharing the workers; each half
+    depends only on its vertices and its seed, so the partition is the same with any number of workers."""
     if blocks == 1 or vertices.shape[0] == 0:
         partition[vertices] = first_block
         return
-    sub = hypergraph if vertices.shape[0] == hypergraph.num_vertices else \
-        sub_hypergraph(hypergraph, vertices, not cut_objective)
+    sub = parent if local is None else sub_hypergraph(parent, local, not cut_objective)
+    del parent
     sub_total = sub.total_vertex_weight
     blocks0 = (blocks + 1) // 2
     if sub_total > 0:
@@ -105,13 +111,15 @@ def _split(hypergraph, vertices, first_block, blocks, partition, fixed, epsilon,
     sides = multilevel_bisect(sub, max_weights, target0, fixed_side, seed + first_block * 31 + blocks, config,
                               cut_objective, workers)
     common = (partition, fixed, epsilon, perfect, config, cut_objective, seed)
-    first = (hypergraph, vertices[sides == 0], first_block, blocks0, *common)
-    second = (hypergraph, vertices[sides == 1], first_block + blocks0, blocks - blocks0, *common)
+    halves = [(sub, np.flatnonzero(sides == side), vertices[sides == side], half_first, half_blocks, *common)
+              for side, half_first, half_blocks in ((0, first_block, blocks0), (1, first_block + blocks0,
+                                                                                 blocks - blocks0))]
+    del sub
     if workers > 1 and blocks0 > 1:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            half = pool.submit(on_one_numba_thread, _split, *first, workers // 2)
-            _split(*second, workers - workers // 2)
+            half = pool.submit(on_one_numba_thread, _split, *halves[0], workers // 2)
+            _split(*halves[1], workers - workers // 2)
             half.result()
     else:
-        _split(*first, 1)
-        _split(*second, 1)
+        _split(*halves[0], 1)
+        _split(*halves[1], 1)
