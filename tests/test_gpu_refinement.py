@@ -240,11 +240,18 @@ def test_cpu_twin_of_the_gpu_path_is_balanced_and_close_to_the_cpu_path():
     from hgpart.io import read_hypergraph
     from hgpart.multilevel import partition
 
+    """The GPU path (refinement without FM) stays within 10% of the CPU path's km1, as a geometric mean over
+    three seeds: one seed's km1 varies by about 5% either way (ibm01 k=8: 950 and 1,034 for seeds 0, 1)."""
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
     for k in (2, 8):
-        twin = evaluate(hypergraph, twin_partition(hypergraph, k, "km1", 1), k, 0.03)
-        cpu = partition(hypergraph, k, seed=1)
-        assert twin.balanced and twin.km1 <= 1.1 * cpu.metrics.km1, (k, twin.km1, cpu.metrics.km1)
+        twin_km1, cpu_km1 = [], []
+        for seed in (0, 1, 2):
+            twin = evaluate(hypergraph, twin_partition(hypergraph, k, "km1", seed), k, 0.03)
+            assert twin.balanced, (k, seed)
+            twin_km1.append(twin.km1)
+            cpu_km1.append(partition(hypergraph, k, seed=seed).metrics.km1)
+        ratio = np.exp(np.mean(np.log(twin_km1)) - np.mean(np.log(cpu_km1)))
+        assert ratio <= 1.1, (k, twin_km1, cpu_km1)
 
 
 @pytest.mark.gpu
