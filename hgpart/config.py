@@ -93,7 +93,8 @@ class InitialConfig:
         1,622 vertices, 1.2M pins, 4.9e7 visits; 2-core machine, seeds 0-2) the phase took 2.2 s instead
         of 4.9 s at km1 184,056 / 184,256 / 184,092 instead of 184,854 / 184,848 / 184,502. The coarsest
         levels of grids (2.2e5 visits at 250k k = 32, where coarsening helps) and of ../shared/data (at
-        most 3.1e6, bundle1 k = 8) stay below. 4e6, not 2e7 (until 2026-11): the halves of evenly
+        most 3.1e6, bundle1 k = 8, at max_shrink_factor 1.8) stay below: ibm01 and ibm03 (k = 2, 8, 32,
+        seeds 0-1) gave the same km1 at 2e7 and 4e6. 4e6, not 2e7 (until 2026-11): the halves of evenly
         connected coarsest levels (1M: 1,563 vertices, 5.7M pins, 4.1e7 visits; each half about 1.2e7)
         lose few pins by coarsening, so a hierarchy there only adds levels to refine; on the H100, GPU path,
         evenly 1M k = 8 took 6.7 instead of 13.1 s in this phase (km1 2,425,868 / 2,425,669), k = 32 12.2

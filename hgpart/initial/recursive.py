@@ -95,7 +95,6 @@ def _split(parent, local, vertices, first_block, blocks, partition, fixed, epsil
         partition[vertices] = first_block
         return
     sub = parent if local is None else sub_hypergraph(parent, local, not cut_objective)
-    del parent
     sub_total = sub.total_vertex_weight
     blocks0 = (blocks + 1) // 2
     if sub_total > 0:
@@ -114,7 +113,6 @@ def _split(parent, local, vertices, first_block, blocks, partition, fixed, epsil
     halves = [(sub, np.flatnonzero(sides == side), vertices[sides == side], half_first, half_blocks, *common)
               for side, half_first, half_blocks in ((0, first_block, blocks0), (1, first_block + blocks0,
                                                                                  blocks - blocks0))]
-    del sub
     if workers > 1 and blocks0 > 1:
         with ThreadPoolExecutor(max_workers=1) as pool:
             half = pool.submit(on_one_numba_thread, _split, *halves[0], workers // 2)
