@@ -110,14 +110,14 @@ def _split(parent, local, vertices, first_block, blocks, partition, fixed, epsil
     sides = multilevel_bisect(sub, max_weights, target0, fixed_side, seed + first_block * 31 + blocks, config,
                               cut_objective, workers)
     common = (partition, fixed, epsilon, perfect, config, cut_objective, seed)
-    halves = [(sub, np.flatnonzero(sides == side), vertices[sides == side], half_first, half_blocks, *common)
-              for side, half_first, half_blocks in ((0, first_block, blocks0), (1, first_block + blocks0,
-                                                                                 blocks - blocks0))]
+    local0, local1 = np.flatnonzero(sides == 0), np.flatnonzero(sides == 1)
+    first = (sub, local0, vertices[local0], first_block, blocks0, *common)
+    second = (sub, local1, vertices[local1], first_block + blocks0, blocks - blocks0, *common)
     if workers > 1 and blocks0 > 1:
         with ThreadPoolExecutor(max_workers=1) as pool:
-            half = pool.submit(on_one_numba_thread, _split, *halves[0], workers // 2)
-            _split(*halves[1], workers - workers // 2)
+            half = pool.submit(on_one_numba_thread, _split, *first, workers // 2)
+            _split(*second, workers - workers // 2)
             half.result()
     else:
-        _split(*halves[0], 1)
-        _split(*halves[1], 1)
+        _split(*first, 1)
+        _split(*second, 1)
