@@ -146,6 +146,11 @@ def test_device_refinement_equals_the_model(cut_objective):
                                     tolerance)
             np.testing.assert_array_equal(to_host(refined), jet_model.refine(hypergraph, blocks, k, bounds, 6,
                                                                              cut_objective, movable, tolerance))
+        tight_blocks, tight_bounds = balanced_random(hypergraph, k, 0.0, 3)  # the rebalancer runs in rounds
+        refined = refine_device(level, to_device(tight_blocks.copy()), k, tight_bounds, 6, cut_objective,
+                                device_movable, 0.25)
+        np.testing.assert_array_equal(to_host(refined), jet_model.refine(hypergraph, tight_blocks, k, tight_bounds,
+                                                                         6, cut_objective, movable, 0.25))
         crowded = np.where(np.arange(hypergraph.num_vertices) % 3 == 0, 0, blocks).astype(np.int32)
         got, got_balanced = rebalance_device(level, to_device(crowded), k, bounds, cut_objective, device_movable)
         want, want_balanced = jet_model.rebalance(hypergraph, crowded, k, bounds, cut_objective, movable)
@@ -316,16 +321,54 @@ def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
 
 
 @pytest.mark.parametrize("cut_objective", [False, True])
-def test_cpu_twin_equals_the_model(cut_objective):
-    """refinement.jet (njit, the CPU twin of the GPU rounds) against the brute-force numpy model."""
-    from hgpart.refinement.jet import jet_refine
+def test_cpu_twin_equals_the_model(cut_objective, monkeypatch):
+    """refinement.jet (njit, the CPU twin of the GPU rounds) against the brute-force numpy model, with bounds
+    loose (epsilon 0.1) and tight (0.0: the Jet moves overload blocks and the rebalancer runs in rounds)."""
+    from hgpart.refinement import jet
 
+    rebalanced = []
+    rebalance_rounds = jet.rebalance_rounds
+
+    def counting(*arguments):
+        rebalanced.append(True)
+        return rebalance_rounds(*arguments)
+
+    monkeypatch.setattr(jet, "rebalance_rounds", counting)
     changed = 0
     for hypergraph, k, movable in device_cases(6):
-        blocks, bounds = balanced_random(hypergraph, k, 0.1, 3)
-        tolerance = (0.25, 0.75)[k % 2]
-        refined = jet_refine(hypergraph, blocks, k, bounds, 6, cut_objective, movable, tolerance)
-        np.testing.assert_array_equal(refined, jet_model.refine(hypergraph, blocks, k, bounds, 6, cut_objective,
-                                                                movable, tolerance))
-        changed += bool((refined != blocks).any())
-    assert changed >= 4
+        for epsilon in (0.1, 0.0):
+            blocks, bounds = balanced_random(hypergraph, k, epsilon, 3)
+            tolerance = (0.25, 0.75)[k % 2]
+            refined = jet.jet_refine(hypergraph, blocks, k, bounds, 6, cut_objective, movable, tolerance)
+            np.testing.assert_array_equal(refined, jet_model.refine(hypergraph, blocks, k, bounds, 6, cut_objective,
+                                                                    movable, tolerance))
+            assert np.bincount(refined, weights=hypergraph.vertex_weights, minlength=k).max() <= bounds[0]
+            changed += bool((refined != blocks).any())
+    assert changed >= 8
+    assert len(rebalanced) >= 4
+
+
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_cpu_twin_rebalancer_equals_the_model(cut_objective):
+    """jet.rebalance_rounds (njit, the CPU twin of rebalance_device) against the model's rebalancer, from
+    partitions with a third of the vertices piled into block 0, some of them fixed."""
+    from hgpart.refinement.jet import REBALANCE_ROUNDS, rebalance_rounds
+
+    balanced_count = 0
+    for hypergraph, k, movable in device_cases(8):
+        blocks, bounds = balanced_random(hypergraph, k, 0.05, 1)
+        crowded = np.where(np.arange(hypergraph.num_vertices) % 3 == 0, 0, blocks).astype(np.int32)
+        want, want_balanced = jet_model.rebalance(hypergraph, crowded, k, bounds, cut_objective, movable)
+        got = crowded.copy()
+        pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, got, k)
+        block_weights = np.bincount(got, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
+        free = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
+        got_balanced = rebalance_rounds(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
+                                        hypergraph.net_weights, hypergraph.vertex_weights, got, pin_counts,
+                                        block_weights, bounds, k, free, cut_objective, REBALANCE_ROUNDS)
+        assert got_balanced == want_balanced
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(pin_counts, compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices,
+                                                                     got, k))
+        balanced_count += got_balanced
+    assert balanced_count >= 6

@@ -6,21 +6,23 @@ One round (:func:`refine_device`) moves many vertices at once and stays determin
 1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k, at most a warp; lane
    l of a group owns blocks l, l + group, ...; ``rate_heavy_moves_kernel``, a block of such groups, for
    vertices of more than HEAVY_DEGREE nets) gives every movable vertex that did not move in the
-   previous round (Jet's locks) its best target with room and the exact gain of moving it alone, with
-   the CPU's tie order (gain, then the lighter block, then the smaller id: :func:`.gains.best_move`), and
-   its internal weight (its nets with another pin in its block);
+   previous round (Jet's locks) its best adjacent target, whatever its weight, and the exact gain of
+   moving it alone, with the CPU's tie order (gain, then the lighter block, then the smaller id:
+   :func:`.gains.best_move`), and its internal weight (its nets with another pin in its block);
 2. candidates are the vertices with gain > 0 or gain >= -floor(c * internal) (Jet's rule; c is
    ``tolerance``; the rating kernel applies it), ranked by (gain descending, id) by a stable sort;
 3. the afterburner (``afterburner_kernel``, a thread per net) recomputes each candidate's gain as if
    every better-ranked candidate had moved first: the (net, rank) pairs of the candidates' incidences are
    sorted and each net replays its moves in rank order on its own row of Phi, adding each move's exact
    change of the net's contribution to that move's gain (Jet's afterburner, for hyperedges);
-4. moves whose recomputed gain is < 0 are dropped; into each target block, moves are accepted in rank
-   order while the block stays within its bound (weight leaving a block is not counted: conservative;
-   a stable sort by target and a prefix sum);
-5. the accepted moves are applied (``apply_moves_kernel``: Phi, block weights and the objective updated
-   by atomics, the objective from the old values they return), and the best partition of all rounds is
-   kept. Rounds stop after ``rounds``, when nothing moves, or after STALE_ROUNDS rounds without a new best.
+4. moves whose recomputed gain is < 0 are dropped, the others are applied (``apply_moves_kernel``: Phi,
+   block weights and the objective updated by atomics, the objective from the old values they return);
+5. when a block is then over its bound, the rebalancer below restores the bounds. The best balanced
+   partition of all rounds is kept. Rounds stop after ``rounds``, when nothing moves, or after
+   STALE_ROUNDS rounds without a new best.
+
+Moves are unconstrained by balance, as in Jet: refused moves into full blocks left evenly connected
+inputs far behind FM (see :mod:`.jet`).
 
 Every kernel is launched through :func:`.cuda.arrays.launch`, with views of the level's arrays (and of
 the buffers every round reuses) kept for the whole level: passed as they are, CuPy arrays cost numba a
@@ -44,7 +46,7 @@ from numba import cuda, float64, int8, int32, int64
 from ..cuda.arrays import cached_kernel, grid, kernel_view, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
 from ..cuda.warp import WARP_SIZE, warp_argmax
-from .jet import best_of_rounds
+from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 
 MAX_K = 1024
 BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating warp owns
@@ -508,47 +510,51 @@ def balanced_on_device(blocks, vertex_weights, k: int, max_block_weights) -> boo
     return bool((weights <= x.asarray(max_block_weights, dtype=x.int64)).all())
 
 
-def _within_bounds(destinations, weights, kept, block_weights, max_block_weights):
-    """bool mask of the moves (given in rank order) that the balance rule accepts: among the ``kept`` ones,
-    into each block in rank order while its weight plus the kept weight moved in so far stays within its
-    bound. A stable sort by target keeps each target's moves in rank order; a prefix sum less its value at
-    the start of the target's run is the weight moved in so far."""
+def _within_bounds(destinations, weights, block_weights, max_block_weights):
+    """bool mask of the moves (given in rank order) that the balance rule accepts: into each block in rank
+    order while its weight plus the weight moved in so far stays within its bound. A stable sort by target
+    keeps each target's moves in rank order; a prefix sum less its value at the start of the target's run
+    is the weight moved in so far."""
     x = xp()
     count = destinations.shape[0]
     if count == 0:
         return x.zeros(0, dtype=x.bool_)
     order = x.argsort(destinations, kind="stable")
     sorted_targets = destinations[order]
-    sorted_weights = x.where(kept, weights, 0)[order]
+    sorted_weights = weights[order]
     prefix = x.cumsum(sorted_weights)
     first = x.searchsorted(sorted_targets, sorted_targets)
     incoming = prefix - (prefix[first] - sorted_weights[first])
     accepted = x.empty(count, dtype=x.bool_)
     accepted[order] = block_weights[sorted_targets] + incoming <= max_block_weights[sorted_targets]
-    return accepted & kept
+    return accepted
 
 
-def jet_round(state: DeviceLevelState, max_block_weights, cut_objective: bool, active, tolerance: float, locked):
+def jet_round(state: DeviceLevelState, max_block_weights, unbounded, cut_objective: bool, active, tolerance: float,
+              locked, movable):
     """One round (steps 1-5 of the module doc) on ``state``. ``active`` (int8[n]) is 0 for fixed vertices and
     for those moved in the previous round (Jet's locks); ``locked`` (a copy of the free vertices) gets 0 for
-    each vertex this round moves. Returns (moves made, objective) on the host."""
+    each vertex the round's Jet moves move; ``unbounded`` (int64[k]) are bounds no move reaches. Returns
+    (Jet moves made, objective or None when a block stayed over its bound) on the host."""
     x = xp()
-    targets, gains, _ = state.rate(max_block_weights, cut_objective, True, active, tolerance)
+    targets, gains, _ = state.rate(unbounded, cut_objective, True, active, tolerance)
     candidates = x.flatnonzero(targets >= 0)
     if candidates.shape[0] == 0:
         return 0, None
     moving = candidates[x.argsort(-gains[candidates], kind="stable")]
     destinations = targets[moving]
     kept = state.afterburner(moving, destinations, cut_objective) >= 0
-    accepted = _within_bounds(destinations, state.level["vertex_weights"][moving], kept, state.block_weights,
-                              max_block_weights)
-    return state.apply(moving, destinations, accepted, locked)
+    moves, value = state.apply(moving, destinations, kept, locked)
+    if moves and bool((state.block_weights > max_block_weights).any()):
+        balanced, rebalanced_value = _rebalance_state(state, max_block_weights, cut_objective, movable)
+        value = rebalanced_value if balanced else None
+    return moves, value
 
 
 def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, cut_objective: bool = False,
                   movable=None, tolerance: float = 0.25):
     """Refine the partition ``blocks`` (device int32[n], balanced) of ``level`` by Jet-style rounds; returns
-    the best partition seen (a device array; ``blocks`` itself may be modified).
+    the best balanced partition seen (a device array; ``blocks`` itself may be modified).
 
     Parameters
     ----------
@@ -563,18 +569,21 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     """
     x = xp()
     max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
+    unbounded = x.asarray(unbounded_weights(k))
     n = level["vertex_offsets"].shape[0] - 1
     free = x.ones(n, dtype=x.int8) if movable is None else x.asarray(movable).astype(x.int8)
+    free_mask = free.astype(x.bool_)
     state = DeviceLevelState(level, blocks, k, cut_objective)
     objective = [int(state.status[1])]
-    for array in (max_block_weights, free):
+    for array in (max_block_weights, unbounded, free):
         state.keep(array)
     lock_buffers = [state.keep(x.empty(n, dtype=x.int8)) for _ in range(2)]
 
     def run_round(active):
         locked = lock_buffers[0] if active is not lock_buffers[0] else lock_buffers[1]  # not the one read now
         locked[...] = free
-        moves, value = jet_round(state, max_block_weights, cut_objective, active, tolerance, locked)
+        moves, value = jet_round(state, max_block_weights, unbounded, cut_objective, active, tolerance, locked,
+                                 free_mask)
         objective[0] = value
         return moves, locked
 
@@ -582,27 +591,36 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
 
 
 def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objective: bool = False, movable=None,
-                     max_rounds: int = 64):
+                     max_rounds: int = REBALANCE_ROUNDS):
     """Restore ``block weight <= max_block_weights`` with the least loss (GPU twin of
-    :func:`.refiner.rebalance_partition`): each round rates every movable vertex of an overloaded block
-    towards any block with room, and per overloaded block takes its moves in order of least loss per unit
-    of weight (then id) until the excess is gone, subject to each target's room in the same order.
-    Returns (blocks, balanced)."""
+    :func:`.refiner.rebalance_partition`; :func:`.jet.rebalance_rounds` is its CPU twin): each round rates
+    every movable vertex of an overloaded block towards any block with room, and per overloaded block takes
+    its moves in order of least loss per unit of weight (then id) until the excess is gone, subject to each
+    target's room in the same order. Returns (blocks, balanced)."""
     x = xp()
-    max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
     n = level["vertex_offsets"].shape[0] - 1
     movable = x.ones(n, dtype=x.bool_) if movable is None else x.asarray(movable).astype(x.bool_)
-    vertex_weights = level["vertex_weights"]
     state = DeviceLevelState(level, blocks, k, cut_objective)
+    balanced, _ = _rebalance_state(state, x.asarray(max_block_weights, dtype=x.int64), cut_objective, movable,
+                                   max_rounds)
+    return state.blocks, balanced
+
+
+def _rebalance_state(state: DeviceLevelState, max_block_weights, cut_objective: bool, movable,
+                     max_rounds: int = REBALANCE_ROUNDS):
+    """:func:`rebalance_device` on ``state`` (modified in place): (balanced, objective) on the host."""
+    x = xp()
+    vertex_weights = state.level["vertex_weights"]
+    value = int(state.status[1])
     for _ in range(max_rounds):
         excess = state.block_weights - max_block_weights
         if not bool((excess > 0).any()):
-            return state.blocks, True
+            return True, value
         active = (movable & (excess[state.blocks] > 0) & (vertex_weights > 0)).astype(x.int8)
         targets, gains, _ = state.rate(max_block_weights, cut_objective, False, active)
         candidates = x.flatnonzero(targets >= 0).astype(x.int32)
         if candidates.shape[0] == 0:
-            return state.blocks, False
+            return False, value
         weights = vertex_weights[candidates]
         loss = -gains[candidates].astype(x.float64) / weights.astype(x.float64)
         sources = state.blocks[candidates].astype(x.int64)
@@ -614,12 +632,11 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
         needed = removed_before < excess[ordered_sources]
         ordered = ordered[needed]
         destinations = targets[ordered]
-        accepted = _within_bounds(destinations, vertex_weights[ordered], x.ones(ordered.shape[0], dtype=x.bool_),
-                                  state.block_weights, max_block_weights)
-        moves, _ = state.apply(ordered, destinations, accepted)
+        accepted = _within_bounds(destinations, vertex_weights[ordered], state.block_weights, max_block_weights)
+        moves, value = state.apply(ordered, destinations, accepted)
         if moves == 0:
-            return state.blocks, False
-    return state.blocks, bool((state.block_weights <= max_block_weights).all())
+            return False, value
+    return bool((state.block_weights <= max_block_weights).all()), value
 
 
 def upload_blocks(blocks: np.ndarray):

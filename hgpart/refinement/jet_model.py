@@ -82,9 +82,12 @@ def _accept_within_bounds(moves, block_weights, max_block_weights, vertex_weight
     return accepted
 
 
-def jet_round(hypergraph, blocks, k, max_block_weights, cut_objective, active, tolerance) -> list:
-    """One round on ``blocks`` (modified in place); returns the moved vertices."""
-    targets, gains = best_moves(hypergraph, blocks, k, max_block_weights, cut_objective, True, active)
+def jet_round(hypergraph, blocks, k, max_block_weights, cut_objective, active, tolerance, movable) -> tuple:
+    """One round on ``blocks`` (modified in place): the kept moves are made whatever the balance, then the
+    rebalancer runs (on the ``movable`` vertices) if a block is over its bound. Returns (the vertices the
+    Jet moves moved, whether the blocks are within their bounds)."""
+    unbounded = np.full(k, np.iinfo(np.int64).max // 2, dtype=np.int64)
+    targets, gains = best_moves(hypergraph, blocks, k, unbounded, cut_objective, True, active)
     internals = internal_weights(hypergraph, blocks)
     candidates = [v for v in range(hypergraph.num_vertices) if targets[v] >= 0 and
                   (gains[v] > 0 or gains[v] >= -np.floor(float(internals[v]) * tolerance))]
@@ -93,31 +96,34 @@ def jet_round(hypergraph, blocks, k, max_block_weights, cut_objective, active, t
     kept = []
     for v in candidates:
         if _gain(hypergraph, replay, v, targets[v], cut_objective) >= 0:
-            kept.append((v, int(targets[v])))
+            kept.append(v)
         replay[v] = targets[v]
+    for v in kept:
+        blocks[v] = targets[v]
     block_weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
-    accepted = _accept_within_bounds(kept, block_weights, max_block_weights, hypergraph.vertex_weights)
-    for v, target in accepted:
-        blocks[v] = target
-    return [v for v, _ in accepted]
+    balanced = bool((block_weights <= max_block_weights).all())
+    if not balanced:
+        rebalanced, balanced = rebalance(hypergraph, blocks, k, max_block_weights, cut_objective, movable)
+        blocks[:] = rebalanced
+    return kept, balanced
 
 
 def refine(hypergraph, blocks, k, max_block_weights, rounds, cut_objective=False, movable=None,
            tolerance=0.25) -> np.ndarray:
-    """The model of :func:`.gpu_refiner.refine_device`."""
+    """The model of :func:`.gpu_refiner.refine_device`: the best balanced partition of all rounds."""
     blocks = np.array(blocks, dtype=np.int32)
     active = np.ones(hypergraph.num_vertices, dtype=bool) if movable is None else np.asarray(movable, dtype=bool)
     args = (hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights)
     best_objective, best_blocks, stale = objective(*args, blocks, cut_objective), blocks.copy(), 0
     free = active
     for _ in range(rounds):
-        moved = jet_round(hypergraph, blocks, k, max_block_weights, cut_objective, active, tolerance)
+        moved, balanced = jet_round(hypergraph, blocks, k, max_block_weights, cut_objective, active, tolerance, free)
         if not moved:
             break
         active = free.copy()
         active[moved] = False
         value = objective(*args, blocks, cut_objective)
-        if value < best_objective:
+        if balanced and value < best_objective:
             best_objective, best_blocks, stale = value, blocks.copy(), 0
         else:
             stale += 1
