@@ -7,7 +7,7 @@ plus ``v_cycles`` extra V-cycles. ``gpu``: the input is copied to the device onc
 there and stays there; only the coarsest hypergraph (small) comes back for the CPU's initial-partitioning
 portfolio; projection and refinement (Jet-style rounds, :mod:`.refinement.gpu_refiner`) run on the device
 level by level, and the partition comes back once (once more per extra V-cycle, which coarsens again on
-the device with the partition as fixed blocks)."""
+the device with the partition as fixed blocks; up to ``gpu_v_cycle_max_pins`` pins)."""
 
 from __future__ import annotations
 
@@ -210,7 +210,8 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     initialized = time.perf_counter()
     blocks = uncoarsen_on_device(hierarchy, blocks, k, max_weights, config, cut_objective)
     input_level = hierarchy.levels[0][0] if hierarchy.levels else hierarchy.coarsest
-    for _ in range(config.refinement.v_cycles):
+    v_cycles = config.refinement.v_cycles if hypergraph.num_pins <= config.refinement.gpu_v_cycle_max_pins else 0
+    for _ in range(v_cycles):
         blocks = v_cycle_on_device(hypergraph, input_level, blocks, k, epsilon, max_weights, config, cut_objective,
                                    fixed, communities)
     return blocks, hierarchy.summary(), coarsened, initialized, device_memory_peak()

@@ -223,19 +223,20 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
             blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64))
 
 
-def twin_partition(hypergraph, k, objective, seed):
+def twin_partition(hypergraph, k, objective, seed, preset="default"):
     """The GPU path's partition computed on the CPU: CPU coarsening (equal to the GPU's), the same initial
     partition, the njit twin of the GPU refinement on every level, and the same V-cycles."""
     from hgpart.coarsening import coarsen
     from hgpart.config import make_config
     from hgpart.multilevel import _initial, uncoarsen_jet, v_cycle
 
-    config = make_config(k, 0.03, objective, seed)
+    config = make_config(k, 0.03, objective, seed, preset)
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
     hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
     blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu")
     blocks = uncoarsen_jet(hierarchy, blocks, k, bounds, config, objective == "cut")
-    for _ in range(config.refinement.v_cycles):
+    v_cycles = config.refinement.v_cycles if hypergraph.num_pins <= config.refinement.gpu_v_cycle_max_pins else 0
+    for _ in range(v_cycles):
         blocks = v_cycle(hypergraph, blocks, k, 0.03, bounds, config, objective == "cut",
                          uncoarsen_function=uncoarsen_jet)
     return blocks
@@ -266,24 +267,27 @@ def test_gpu_partition_equals_its_cpu_twin():
     from hgpart.io import read_hypergraph
     from hgpart.multilevel import partition
 
-    cases = [(read_hypergraph(str(DATA / "ibm01.hgr")), "ibm01", (2, 8, 32), ("km1", "cut")),
-             (generate.evenly(20000, seed=2), "evenly 20k", (8,), ("km1",))]  # its initial partition takes seconds
-    for hypergraph, name, ks, objectives in cases:
+    ibm01 = read_hypergraph(str(DATA / "ibm01.hgr"))
+    cases = [(ibm01, "ibm01", (2, 8, 32), ("km1", "cut"), "default"),
+             (ibm01, "ibm01", (8,), ("km1",), "quality"),  # two V-cycles on the device
+             (generate.evenly(20000, seed=2), "evenly 20k", (8,), ("km1",), "default")]  # initial: seconds
+    for hypergraph, name, ks, objectives, preset in cases:
         for k in ks:
             for objective in objectives:
-                gpu = partition(hypergraph, k, objective=objective, seed=1, device="gpu")
+                gpu = partition(hypergraph, k, objective=objective, seed=1, preset=preset, device="gpu")
                 assert gpu.device == "gpu" and gpu.device_memory_bytes > 0
-                np.testing.assert_array_equal(gpu.partition, twin_partition(hypergraph, k, objective, 1),
-                                              err_msg=f"{name} k={k} {objective}")
+                np.testing.assert_array_equal(gpu.partition, twin_partition(hypergraph, k, objective, 1, preset),
+                                              err_msg=f"{name} k={k} {objective} {preset}")
                 check = evaluate(hypergraph, gpu.partition, k, 0.03)
                 assert check.balanced, (name, k, objective)
-                again = partition(hypergraph, k, objective=objective, seed=1, device="gpu")
+                again = partition(hypergraph, k, objective=objective, seed=1, preset=preset, device="gpu")
                 np.testing.assert_array_equal(again.partition, gpu.partition)  # deterministic
-                cpu = partition(hypergraph, k, objective=objective, seed=1, device="cpu")
+                cpu = partition(hypergraph, k, objective=objective, seed=1, preset=preset, device="cpu")
                 value = check.km1 if objective == "km1" else check.cut
                 reference = cpu.metrics.km1 if objective == "km1" else cpu.metrics.cut
-                print(f"{name} k={k} {objective}: gpu {value} cpu {reference} ratio {value / max(reference, 1):.3f} "
-                      f"gpu {gpu.seconds['total']:.3f} s cpu {cpu.seconds['total']:.3f} s")
+                print(f"{name} k={k} {objective} {preset}: gpu {value} cpu {reference} "
+                      f"ratio {value / max(reference, 1):.3f} gpu {gpu.seconds['total']:.3f} s "
+                      f"cpu {cpu.seconds['total']:.3f} s")
 
 
 @pytest.mark.gpu
