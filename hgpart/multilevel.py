@@ -210,11 +210,16 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     initialized = time.perf_counter()
     blocks = uncoarsen_on_device(hierarchy, blocks, k, max_weights, config, cut_objective)
     input_level = hierarchy.levels[0][0] if hierarchy.levels else hierarchy.coarsest
-    v_cycles = config.refinement.v_cycles if hypergraph.num_pins <= config.refinement.gpu_v_cycle_max_pins else 0
-    for _ in range(v_cycles):
+    for _ in range(gpu_v_cycles(hypergraph, config)):
         blocks = v_cycle_on_device(hypergraph, input_level, blocks, k, epsilon, max_weights, config, cut_objective,
                                    fixed, communities)
     return blocks, hierarchy.summary(), coarsened, initialized, device_memory_peak()
+
+
+def gpu_v_cycles(hypergraph: Hypergraph, config: PartitionConfig) -> int:
+    """Extra V-cycles of the GPU path: ``v_cycles`` on inputs of at most ``gpu_v_cycle_max_pins`` pins, else 0."""
+    refinement = config.refinement
+    return refinement.v_cycles if hypergraph.num_pins <= refinement.gpu_v_cycle_max_pins else 0
 
 
 def _tolerances(num_levels: int, config: PartitionConfig) -> list:

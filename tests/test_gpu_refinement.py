@@ -228,15 +228,14 @@ def twin_partition(hypergraph, k, objective, seed, preset="default"):
     partition, the njit twin of the GPU refinement on every level, and the same V-cycles."""
     from hgpart.coarsening import coarsen
     from hgpart.config import make_config
-    from hgpart.multilevel import _initial, uncoarsen_jet, v_cycle
+    from hgpart.multilevel import _initial, gpu_v_cycles, uncoarsen_jet, v_cycle
 
     config = make_config(k, 0.03, objective, seed, preset)
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
     hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
     blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu")
     blocks = uncoarsen_jet(hierarchy, blocks, k, bounds, config, objective == "cut")
-    v_cycles = config.refinement.v_cycles if hypergraph.num_pins <= config.refinement.gpu_v_cycle_max_pins else 0
-    for _ in range(v_cycles):
+    for _ in range(gpu_v_cycles(hypergraph, config)):
         blocks = v_cycle(hypergraph, blocks, k, 0.03, bounds, config, objective == "cut",
                          uncoarsen_function=uncoarsen_jet)
     return blocks
