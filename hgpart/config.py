@@ -145,9 +145,9 @@ class RefinementConfig:
         GPU path: the extra V-cycles run only on inputs of at most this many pins. Measured with one: on
         ../shared/data (the GPU path's CPU twin, ibm01, ibm03, avqlarge, bundle1; k = 2, 8, 32) it gained up
         to 19% km1 (bundle1 k=2), on inputs the GPU path partitions in about a second; on the H100 at 5M
-        pins and more it gained at most 1.6% and took 1.2-1.7x the time (evenly 1M k=2/8/32/128 km1 -1.6/0/0/-0.3% for 1.39/-/1.20/1.44x the
-        time, grid 1M k=8 -1.2% for 1.21x, long-tailed 1M k=2 nothing for 1.71x). Mt-KaHyPar's default
-        makes no V-cycles.
+        pins and more it gained at most 1.6% and took 1.2-1.7x the time (evenly 1M k=2/8/32/128 km1
+        -1.6/0/0/-0.3% for 1.39/-/1.20/1.44x the time, grid 1M k=8 -1.2% for 1.21x, long-tailed 1M k=2
+        nothing for 1.71x). Mt-KaHyPar's default makes no V-cycles.
     gpu_rounds : int
         GPU path: at most this many Jet-style rounds per level (:mod:`hgpart.refinement.gpu_refiner`).
     gpu_tolerance_fine, gpu_tolerance_coarse : float
