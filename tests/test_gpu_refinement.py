@@ -15,9 +15,10 @@ REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
     "rate_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int32[:], int64[:], "
                          "int64[:], int64, int64, boolean, boolean, int8[:], float64, int32[:], int64[:], int64[:])",
-    "rate_heavy_moves_kernel": "void(int32[:], int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], "
-                               "int32[:], int64[:], int64[:], int64, int64, boolean, boolean, int8[:], float64, "
-                               "int32[:], int64[:], int64[:])",
+    "rate_heavy_chunks_kernel": "void(int32[:], int64[:], int64, int32[:], int64[:], int64[:], int32[:], int64[:], "
+                                "int32[:], int32[:], int64, int64, boolean, int8[:], int64[:], int8[:], int64[:])",
+    "pick_heavy_moves_kernel": "void(int32[:], int64[:], int32[:], int64[:], int64[:], int64, boolean, int8[:], "
+                               "float64, int64[:], int8[:], int64[:], int32[:], int64[:], int64[:])",
     "incidence_keys_kernel": "void(int64[:], int64[:], int32[:], int64, int64[:], int64[:])",
     "afterburner_kernel": "void(int64[:], int64[:], int64[:], int64[:], int32[:], int32[:], int64, boolean, "
                           "int32[:], int64[:])",
@@ -33,7 +34,7 @@ def test_refinement_kernels_compile_to_ptx(name):
 
     ptx, _ = cuda.compile_ptx(getattr(gpu_refiner, name).py_func, REFINEMENT_KERNELS[name], cc=(9, 0))
     assert ".entry" in ptx
-    if name in ("rate_moves_kernel", "rate_heavy_moves_kernel"):
+    if name in ("rate_moves_kernel", "pick_heavy_moves_kernel"):
         assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks
 
 
@@ -160,7 +161,8 @@ def test_device_refinement_equals_the_model(cut_objective):
 
 def hub_hypergraph(seed, n=300, nets=1200, hubs=3):
     """Nets of 2-5 pins, most of them holding one of a few hubs: the hubs have more than HEAVY_DEGREE nets,
-    so a block of threads rates each of them (``rate_heavy_moves_kernel``) and a warp applies its move."""
+    so blocks of threads rate chunks of their nets (``rate_heavy_chunks_kernel``), a warp picks each one's
+    move (``pick_heavy_moves_kernel``) and a warp applies it."""
     rng = np.random.default_rng(seed)
     pin_lists = []
     for _ in range(nets):
@@ -175,10 +177,11 @@ def hub_hypergraph(seed, n=300, nets=1200, hubs=3):
 @pytest.mark.gpu
 @pytest.mark.parametrize("cut_objective", [False, True])
 def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
-    """Hubs (more than HEAVY_DEGREE nets) go through the block-per-vertex rating kernel and the warp-per-move
-    apply kernel: ratings equal the CPU path's best_move (checked against the brute-force model above),
-    rounds equal the CPU twin (refinement.jet, checked against the model), the kept objective a recount;
-    k below, at and above a warp. (The brute-force model itself takes minutes on hubs.)"""
+    """Hubs (more than HEAVY_DEGREE nets) go through the chunked rating kernels and the warp-per-move apply
+    kernel: ratings equal the CPU path's best_move (checked against the brute-force model above), rounds
+    equal the CPU twin (refinement.jet, checked against the model), the kept objective a recount; k below,
+    at and above a warp; at k = 7 and 40 each hub's nets span several chunks, whose sums meet by atomics.
+    (The brute-force model itself takes minutes on hubs.)"""
     from hgpart.coarsening.gpu_contraction import level_to_device
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement.gpu_refiner import HEAVY_DEGREE, DeviceLevelState, refine_device
@@ -186,8 +189,8 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
 
     if SIMULATED:
         pytest.skip("minutes in the simulator (blocks of 128 threads on hubs); runs on the GPU")
-    for seed, k in enumerate((2, 7, 40)):
-        hypergraph = hub_hypergraph(seed)
+    for seed, (k, nets) in enumerate(((2, 1200), (7, 4000), (40, 1200))):
+        hypergraph = hub_hypergraph(seed, nets=nets)
         assert np.diff(hypergraph.vertex_offsets)[:3].min() > HEAVY_DEGREE
         blocks, bounds = balanced_random(hypergraph, k, 0.1, seed)
         level = level_to_device(hypergraph)
@@ -195,6 +198,9 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
         active[1] = False
         state = DeviceLevelState(level, to_device(blocks.copy()), k, cut_objective)
         assert to_host(state.heavy).tolist() == [0, 1, 2]
+        chunks = to_host(state.chunk_heavy)
+        assert chunks.tolist() == sorted(chunks) and set(chunks.tolist()) == {0, 1, 2}
+        assert k == 2 or len(chunks) >= 6, (k, len(chunks))
         pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
         block_weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
         scratch_gain, scratch_adjacent = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.bool_)

@@ -4,8 +4,9 @@ Jet-style rounds with an afterburner, and a rebalancer (the GPU twin of :mod:`.r
 One round (:func:`refine_device`) moves many vertices at once and stays deterministic:
 
 1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k, at most a warp; lane
-   l of a group owns blocks l, l + group, ...; ``rate_heavy_moves_kernel``, a block of such groups, for
-   vertices of more than HEAVY_DEGREE nets) gives every movable vertex that did not move in the
+   l of a group owns blocks l, l + group, ...; for vertices of more than HEAVY_DEGREE nets,
+   ``rate_heavy_chunks_kernel``, a block of such groups per chunk of their nets, and
+   ``pick_heavy_moves_kernel``) gives every movable vertex that did not move in the
    previous round (Jet's locks) its best adjacent target, whatever its weight, and the exact gain of
    moving it alone, with the CPU's tie order (gain, then the lighter block, then the smaller id:
    :func:`.gains.best_move`), and its internal weight (its nets with another pin in its block);
@@ -51,7 +52,8 @@ from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 MAX_K = 1024
 BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating warp owns
 RATE_THREADS = 128            # 4 warps per block of the rating kernels
-HEAVY_DEGREE = 256            # vertices with more nets are rated by a whole block (rate_heavy_moves_kernel)
+HEAVY_DEGREE = 256            # vertices with more nets are rated in chunks (rate_heavy_chunks_kernel)
+HEAVY_CHUNK_ROUNDS = 64       # nets per group of lanes in a chunk: a block rates 64 * RATE_THREADS / group nets
 
 
 def rating_group(k: int) -> int:
@@ -108,12 +110,25 @@ def _jet_candidate(best, best_gain, internal, tolerance):
     return best
 
 
+@cuda.jit(device=True, inline=True)
+def _consider(b, gain, allowed, source, weight, block_weights, max_block_weights, best, best_gain, best_priority):
+    """(best, best_gain, best_priority) after offering block b with ``gain``: skipped when it is the source, not
+    ``allowed`` (only_adjacent and no pin there) or without room for ``weight``; ties go to the lighter
+    block, then (in ``warp_argmax``) the smaller id."""
+    if b == source or not allowed or block_weights[b] + weight > max_block_weights[b]:
+        return best, best_gain, best_priority
+    priority = -block_weights[b]
+    if best < 0 or gain > best_gain or (gain == best_gain and priority > best_priority):
+        return int32(b), gain, priority
+    return best, best_gain, best_priority
+
+
 @cached_kernel
 def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks, pin_counts,
                       block_weights, max_block_weights, k, group, cut_objective, only_adjacent, active, tolerance,
                       targets, gains, internals):
     """For the vertices with at most HEAVY_DEGREE nets (the others are left to
-    :func:`rate_heavy_moves_kernel`): targets[v], gains[v]: the best block b != blocks[v] with
+    :func:`rate_heavy_chunks_kernel`): targets[v], gains[v]: the best block b != blocks[v] with
     block_weights[b] + w(v) <= max_block_weights[b]
     (with ``only_adjacent``: a block some net of v has a pin in) and the exact gain of moving v there alone;
     -1 and 0 for inactive vertices (active[v] == 0) and those with no such block. internals[v]: the weight
@@ -159,15 +174,9 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
             weight = vertex_weights[v]
             for j in range(owned):
                 b = lane + group * j
-                if b == source or (only_adjacent and adjacent[j] == 0) or \
-                        block_weights[b] + weight > max_block_weights[b]:
-                    continue
-                gain = affinity[j] + common
-                priority = -block_weights[b]       # ties: the lighter block, then the smaller id
-                if best < 0 or gain > best_gain or (gain == best_gain and priority > best_priority):
-                    best = b
-                    best_gain = gain
-                    best_priority = priority
+                best, best_gain, best_priority = _consider(
+                    b, affinity[j] + common, adjacent[j] != 0 or not only_adjacent, source, weight, block_weights,
+                    max_block_weights, best, best_gain, best_priority)
         best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, group)
         best = _jet_candidate(best, best_gain, internal, tolerance)
         if lane == 0 and light:
@@ -177,15 +186,17 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
 
 
 @cached_kernel
-def rate_heavy_moves_kernel(heavy, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, blocks,
-                            pin_counts, block_weights, max_block_weights, k, group, cut_objective, only_adjacent,
-                            active, tolerance, targets, gains, internals):
-    """``rate_moves_kernel`` for the vertices ``heavy`` (more than HEAVY_DEGREE nets; a block of RATE_THREADS
-    per vertex). The block's threads form RATE_THREADS / group groups of ``group`` lanes; group s takes the
-    vertex's nets s, s + groups, ... and lane l of a group its blocks l + group j, as in the light kernel.
-    The sums meet in shared memory (atomics), then the first warp picks the best block (lane l reads
-    blocks l + 32 j) with the same order: gain, the lighter block, the smaller id. Exact integer sums, so
-    the targets and gains equal the light kernel's."""
+def rate_heavy_chunks_kernel(chunk_heavy, chunk_starts, chunk_size, heavy, net_offsets, vertex_offsets, incident_nets,
+                             net_weights, blocks, pin_counts, k, group, cut_objective, active, heavy_affinity,
+                             heavy_adjacent, heavy_sums):
+    """First half of ``rate_moves_kernel`` for the vertices ``heavy`` (more than HEAVY_DEGREE nets): their nets
+    are cut into chunks of ``chunk_size`` (chunk c: nets chunk_starts[c] ... of heavy vertex chunk_heavy[c]),
+    a block of RATE_THREADS each, so that a hub's nets spread over many blocks rather than waiting on one.
+    The block's threads form RATE_THREADS / group groups of ``group`` lanes; group s takes the chunk's nets
+    s, s + groups, ... and lane l of a group its blocks l + group j, as in the light kernel. The sums meet in
+    shared memory, then in heavy_affinity[h * k + b], heavy_adjacent[h * k + b] and heavy_sums[2 h] (the
+    common part), heavy_sums[2 h + 1] (the internal weight) by integer atomics: exact, so the order in
+    which chunks add does not matter. The arrays start at 0: :func:`pick_heavy_moves_kernel` clears them."""
     affinity = cuda.local.array(BLOCKS_PER_LANE, int64)
     adjacent = cuda.local.array(BLOCKS_PER_LANE, int8)
     shared_affinity = cuda.shared.array(MAX_K, int64)
@@ -195,64 +206,87 @@ def rate_heavy_moves_kernel(heavy, net_offsets, vertex_offsets, incident_nets, n
     lane = thread % group
     owned = (k - lane + group - 1) // group
     groups = cuda.blockDim.x // group
-    for index in range(cuda.blockIdx.x, heavy.shape[0], cuda.gridDim.x):
-        v = heavy[index]
+    for chunk in range(cuda.blockIdx.x, chunk_heavy.shape[0], cuda.gridDim.x):
+        h = chunk_heavy[chunk]
+        v = heavy[h]
+        if active[v] == 0:       # the same for the whole block
+            continue
         for b in range(thread, k, cuda.blockDim.x):
             shared_affinity[b] = 0
             shared_adjacent[b] = 0
         if thread < 2:
             shared_sums[thread] = 0
         cuda.syncthreads()
-        if active[v] != 0:
-            for j in range(owned):
-                affinity[j] = 0
-                adjacent[j] = 0
-            source = blocks[v]
-            common = int64(0)
-            internal = int64(0)
-            for q in range(vertex_offsets[v] + thread // group, vertex_offsets[v + 1], groups):
-                common_part, internal_part = _rate_net(incident_nets[q], source, lane, group, owned, k,
-                                                       cut_objective, net_offsets, net_weights, pin_counts,
-                                                       affinity, adjacent)
-                if lane == 0:  # the parts that do not depend on the target: once per net
-                    common += common_part
-                    internal += internal_part
-            for j in range(owned):
-                b = lane + group * j
-                if affinity[j] != 0:
-                    cuda.atomic.add(shared_affinity, b, affinity[j])
-                if adjacent[j] != 0:
-                    shared_adjacent[b] = 1
-            if common != 0:
-                cuda.atomic.add(shared_sums, 0, common)
-            if internal != 0:
-                cuda.atomic.add(shared_sums, 1, internal)
+        for j in range(owned):
+            affinity[j] = 0
+            adjacent[j] = 0
+        source = blocks[v]
+        common = int64(0)
+        internal = int64(0)
+        end = min(chunk_starts[chunk] + chunk_size, vertex_offsets[v + 1])
+        for q in range(chunk_starts[chunk] + thread // group, end, groups):
+            common_part, internal_part = _rate_net(incident_nets[q], source, lane, group, owned, k, cut_objective,
+                                                   net_offsets, net_weights, pin_counts, affinity, adjacent)
+            if lane == 0:  # the parts that do not depend on the target: once per net
+                common += common_part
+                internal += internal_part
+        for j in range(owned):
+            b = lane + group * j
+            if affinity[j] != 0:
+                cuda.atomic.add(shared_affinity, b, affinity[j])
+            if adjacent[j] != 0:
+                shared_adjacent[b] = 1
+        if common != 0:
+            cuda.atomic.add(shared_sums, 0, common)
+        if internal != 0:
+            cuda.atomic.add(shared_sums, 1, internal)
         cuda.syncthreads()
-        if thread < WARP_SIZE:
-            best = int32(-1)
-            best_gain = int64(0)
-            best_priority = int64(0)
-            if active[v] != 0:
-                source = blocks[v]
-                weight = vertex_weights[v]
-                for b in range(thread, k, WARP_SIZE):
-                    if b == source or (only_adjacent and shared_adjacent[b] == 0) or \
-                            block_weights[b] + weight > max_block_weights[b]:
-                        continue
-                    gain = shared_affinity[b] + shared_sums[0]
-                    priority = -block_weights[b]
-                    if best < 0 or gain > best_gain or (gain == best_gain and priority > best_priority):
-                        best = b
-                        best_gain = gain
-                        best_priority = priority
-            best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, WARP_SIZE)
-            internal = shared_sums[1]
-            best = _jet_candidate(best, best_gain, internal, tolerance)
-            if thread == 0:
-                targets[v] = best
-                gains[v] = best_gain if best >= 0 else 0
-                internals[v] = internal
+        base = h * k
+        for b in range(thread, k, cuda.blockDim.x):
+            if shared_affinity[b] != 0:
+                cuda.atomic.add(heavy_affinity, base + b, shared_affinity[b])
+            if shared_adjacent[b] != 0:
+                heavy_adjacent[base + b] = 1
+        if thread < 2 and shared_sums[thread] != 0:
+            cuda.atomic.add(heavy_sums, 2 * h + thread, shared_sums[thread])
         cuda.syncthreads()
+
+
+@cached_kernel
+def pick_heavy_moves_kernel(heavy, vertex_weights, blocks, block_weights, max_block_weights, k, only_adjacent, active,
+                            tolerance, heavy_affinity, heavy_adjacent, heavy_sums, targets, gains, internals):
+    """Second half for the vertices ``heavy``: a warp per vertex (lane l reads blocks l + 32 j of the sums of
+    :func:`rate_heavy_chunks_kernel`) picks the best block as the light kernel does (gain, the lighter block,
+    the smaller id), writes targets, gains and internals, and sets the sums back to 0 for the next call."""
+    lane = cuda.threadIdx.x % WARP_SIZE
+    for h in range(cuda.grid(1) // WARP_SIZE, heavy.shape[0], cuda.gridsize(1) // WARP_SIZE):
+        v = heavy[h]
+        rated = active[v] != 0
+        source = blocks[v]
+        weight = vertex_weights[v]
+        common = heavy_sums[2 * h]
+        internal = heavy_sums[2 * h + 1]
+        base = h * k
+        best = int32(-1)
+        best_gain = int64(0)
+        best_priority = int64(0)
+        for b in range(lane, k, WARP_SIZE):
+            affinity = heavy_affinity[base + b]
+            adjacent = heavy_adjacent[base + b]
+            heavy_affinity[base + b] = 0
+            heavy_adjacent[base + b] = 0
+            if rated:
+                best, best_gain, best_priority = _consider(
+                    b, affinity + common, adjacent != 0 or not only_adjacent, source, weight, block_weights,
+                    max_block_weights, best, best_gain, best_priority)
+        best_gain, best_priority, best = warp_argmax(best_gain, best_priority, best, WARP_SIZE)
+        best = _jet_candidate(best, best_gain, internal, tolerance)
+        if lane == 0:
+            targets[v] = best
+            gains[v] = best_gain if best >= 0 else 0
+            internals[v] = internal
+            heavy_sums[2 * h] = 0
+            heavy_sums[2 * h + 1] = 0
 
 
 @cached_kernel
@@ -404,14 +438,32 @@ class DeviceLevelState:
         self.gains = x.empty(n, dtype=x.int64)
         self.internals = x.empty(n, dtype=x.int64)
         self.heavy = x.flatnonzero(x.diff(level["vertex_offsets"]) > HEAVY_DEGREE).astype(x.int32)
+        self._heavy_chunks(level["vertex_offsets"])
         # threads per moved vertex in apply and the afterburner's keys: a warp when the level has hubs (a
         # thread would walk a hub's nets alone), else one (on a grid, 4 nets a vertex, a warp idles 28 lanes)
         self.lanes = WARP_SIZE if self.heavy.shape[0] else 1
         self.views = {name: kernel_view(array) for name, array in level.items() if hasattr(array, "shape")}
         self.views.update((name, kernel_view(getattr(self, name))) for name in (
             "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks", "targets", "gains",
-            "internals", "heavy"))
+            "internals", "heavy", "chunk_heavy", "chunk_starts", "heavy_affinity", "heavy_adjacent", "heavy_sums"))
         self._kept = []
+
+    def _heavy_chunks(self, vertex_offsets):
+        """The chunks of the heavy vertices' nets (``rate_heavy_chunks_kernel``): HEAVY_CHUNK_ROUNDS nets for
+        each group of lanes of a block, and the zeroed sums they meet in (int64[heavy * k] and so on)."""
+        x = xp()
+        count = self.heavy.shape[0]
+        self.chunk_size = HEAVY_CHUNK_ROUNDS * (RATE_THREADS // rating_group(self.k))
+        firsts = vertex_offsets[self.heavy]
+        chunks = -(-(vertex_offsets[self.heavy + 1] - firsts) // self.chunk_size)
+        ends = x.cumsum(chunks)
+        total = int(ends[-1]) if count else 0
+        self.chunk_heavy = x.searchsorted(ends, x.arange(total, dtype=x.int64), side="right").astype(x.int32)
+        within = x.arange(total, dtype=x.int64) - (ends - chunks)[self.chunk_heavy]
+        self.chunk_starts = firsts[self.chunk_heavy] + within * self.chunk_size
+        self.heavy_affinity = x.zeros(count * self.k, dtype=x.int64)
+        self.heavy_adjacent = x.zeros(count * self.k, dtype=x.int8)
+        self.heavy_sums = x.zeros(2 * count, dtype=x.int64)
 
     def keep(self, array):
         """Keep a view of a device array that later launches on this level pass again (:meth:`view`)."""
@@ -450,14 +502,22 @@ class DeviceLevelState:
         n = self.targets.shape[0]
         if n:
             view, group = self.views, rating_group(self.k)
-            arguments = (view["net_offsets"], view["vertex_offsets"], view["incident_nets"], view["net_weights"],
-                         view["vertex_weights"], view["blocks"], view["pin_counts"], view["block_weights"],
-                         self.view(max_block_weights), self.k, group, cut_objective, only_adjacent,
-                         self.view(active), tolerance, view["targets"], view["gains"], view["internals"])
-            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS), *arguments)
+            bounds, active = self.view(max_block_weights), self.view(active)
+            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS),
+                   view["net_offsets"], view["vertex_offsets"], view["incident_nets"], view["net_weights"],
+                   view["vertex_weights"], view["blocks"], view["pin_counts"], view["block_weights"], bounds, self.k,
+                   group, cut_objective, only_adjacent, active, tolerance, view["targets"], view["gains"],
+                   view["internals"])
             if self.heavy.shape[0]:
-                launch(rate_heavy_moves_kernel, grid(self.heavy.shape[0] * RATE_THREADS, RATE_THREADS),
-                       view["heavy"], *arguments)
+                launch(rate_heavy_chunks_kernel, grid(self.chunk_heavy.shape[0] * RATE_THREADS, RATE_THREADS),
+                       view["chunk_heavy"], view["chunk_starts"], self.chunk_size, view["heavy"], view["net_offsets"],
+                       view["vertex_offsets"], view["incident_nets"], view["net_weights"], view["blocks"],
+                       view["pin_counts"], self.k, group, cut_objective, active, view["heavy_affinity"],
+                       view["heavy_adjacent"], view["heavy_sums"])
+                launch(pick_heavy_moves_kernel, grid(self.heavy.shape[0] * WARP_SIZE, RATE_THREADS), view["heavy"],
+                       view["vertex_weights"], view["blocks"], view["block_weights"], bounds, self.k, only_adjacent,
+                       active, tolerance, view["heavy_affinity"], view["heavy_adjacent"], view["heavy_sums"],
+                       view["targets"], view["gains"], view["internals"])
         return self.targets, self.gains, self.internals
 
     def apply(self, moving, destinations, accepted, locked=None):
