@@ -60,6 +60,19 @@ def test_the_schedule_takes_every_entry_once(lengths, skew):
         assert all(lane == list(range(index, sum(lengths), 32)) for index, lane in enumerate(lanes))
 
 
+@given(lengths=st.lists(st.integers(0, 40), max_size=30), per_item=st.integers(1, 9))
+@settings(max_examples=200, deadline=None)
+def test_segment_items_cover_every_entry_once_in_segment_order(lengths, per_item):
+    """segment_items (hubs' nets cut into work items) against a plain loop over the segments."""
+    from hgpart.cuda.primitives import segment_items
+
+    expected = [(segment, start // per_item) for segment, length in enumerate(lengths)
+                for start in range(0, length, per_item)]
+    owner, rank = segment_items(np.asarray(lengths, dtype=np.int64), per_item)
+    assert owner.dtype == np.int32 and rank.dtype == np.int64
+    assert list(zip(owner.tolist(), rank.tolist())) == expected
+
+
 def test_the_schedule_picks_by_row_length():
     assert schedule_model([40, 30] + [0] * 30, 32)[1] == [1, 33, 65]  # 70 entries, 2 rows: strided
     assert schedule_model([5] * 32, 32)[1] == [5, 6, 7, 8, 9]  # 160 entries, 32 rows: contiguous

@@ -65,7 +65,7 @@ from numba import cuda, float64, int32, int64, uint32, uint64
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, cached_kernel, count_nonzero,
                            grid, kernel_view, launch, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (LOW32, add_halves, halves_value, pointer_double_kernel, scatter, scatter_add_kernel,
-                               scatter_max_kernel, scatter_min_kernel)
+                               scatter_max_kernel, scatter_min_kernel, segment_items)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
 from .matching import JOIN_ROUNDS, candidate_score, two_hop_pairs
 from .similarity import better_candidate, pair_priority
@@ -803,9 +803,7 @@ class DevicePlan:
             count = max(1, int(np.searchsorted(np.cumsum(sizes[start:]), HEAVY_TABLE_BUDGET, side="right")))
             stop = start + count
             table_offsets = np.concatenate([[0], np.cumsum(sizes[start:stop])]).astype(np.int64)
-            items = -(-degrees[start:stop] // nets_per_item)
-            item_vertex = np.repeat(np.arange(count, dtype=np.int32), items)
-            rank = np.arange(item_vertex.shape[0], dtype=np.int64) - np.repeat(np.cumsum(items) - items, items)
+            item_vertex, rank = segment_items(np.asarray(degrees[start:stop], dtype=np.int64), nets_per_item)
             # Item r of every vertex before item r + 1 of any: incident nets are sorted, so the blocks that run at
             # once read the pins of nearby nets, which L2 then holds (long-tailed round 1.10 -> 0.97 s).
             order = np.argsort(rank, kind="stable")

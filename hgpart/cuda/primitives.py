@@ -1,5 +1,5 @@
 """Element-wise device kernels shared by the GPU phases: scatters with atomics and pointer doubling; the
-64-bit shared-memory sum in two 32-bit halves.
+64-bit shared-memory sum in two 32-bit halves; segments cut into work items of a fixed size.
 
 Every kernel is grid-stride, so any launch shape covers any size (the simulator runs tiny grids).
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int64, uint32
 
-from .arrays import cached_kernel, grid, launch
+from .arrays import cached_kernel, grid, launch, xp
 
 LOW32 = np.int64(0xFFFFFFFF)  # the low half of an int64 (packed keys, halves of sums)
 
@@ -72,3 +72,17 @@ def scatter(kernel, targets, values, out):
     if targets.shape[0]:
         launch(kernel, grid(targets.shape[0]), targets, values, out)
     return out
+
+
+def segment_items(lengths, per_item: int):
+    """Cut segments of ``lengths`` entries (int64[s], host or device) into work items of at most ``per_item``
+    entries, in segment order: (owner int32[items], rank int64[items]); item i holds entries
+    rank[i] * per_item ... of segment owner[i]. Segments of length 0 get no item. Used for hubs, whose
+    incident nets are split over many blocks or warps (coarsening's rating, refinement's rating)."""
+    module = np if isinstance(lengths, np.ndarray) else xp()
+    counts = -(-lengths // per_item)
+    ends = module.cumsum(counts)
+    total = int(ends[-1]) if ends.shape[0] else 0
+    items = module.arange(total, dtype=module.int64)
+    owner = module.searchsorted(ends, items, side="right")
+    return owner.astype(module.int32), items - (ends - counts)[owner]

@@ -45,7 +45,7 @@ import numpy as np
 from numba import cuda, float64, int8, int32, int64
 
 from ..cuda.arrays import cached_kernel, grid, kernel_view, launch, to_device, to_host, xp
-from ..cuda.primitives import LOW32, scatter, scatter_add_kernel
+from ..cuda.primitives import LOW32, scatter, scatter_add_kernel, segment_items
 from ..cuda.warp import WARP_SIZE, warp_argmax
 from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 
@@ -455,12 +455,8 @@ class DeviceLevelState:
         count = self.heavy.shape[0]
         self.chunk_size = HEAVY_CHUNK_ROUNDS * (RATE_THREADS // rating_group(self.k))
         firsts = vertex_offsets[self.heavy]
-        chunks = -(-(vertex_offsets[self.heavy + 1] - firsts) // self.chunk_size)
-        ends = x.cumsum(chunks)
-        total = int(ends[-1]) if count else 0
-        self.chunk_heavy = x.searchsorted(ends, x.arange(total, dtype=x.int64), side="right").astype(x.int32)
-        within = x.arange(total, dtype=x.int64) - (ends - chunks)[self.chunk_heavy]
-        self.chunk_starts = firsts[self.chunk_heavy] + within * self.chunk_size
+        self.chunk_heavy, rank = segment_items(vertex_offsets[self.heavy + 1] - firsts, self.chunk_size)
+        self.chunk_starts = firsts[self.chunk_heavy] + rank * self.chunk_size
         self.heavy_affinity = x.zeros(count * self.k, dtype=x.int64)
         self.heavy_adjacent = x.zeros(count * self.k, dtype=x.int8)
         self.heavy_sums = x.zeros(2 * count, dtype=x.int64)
