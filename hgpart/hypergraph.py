@@ -56,8 +56,16 @@ def _sort_dedup_segments(offsets, values):
     work = values.copy()
     for s in numba.prange(num_segments):
         begin, end = offsets[s], offsets[s + 1]
-        if end - begin > 1:
+        if end - begin > 32:
             work[begin:end] = np.sort(work[begin:end])
+        else:  # insertion sort in place: np.sort allocates, which dominates for short segments
+            for p in range(begin + 1, end):
+                value = work[p]
+                q = p
+                while q > begin and work[q - 1] > value:
+                    work[q] = work[q - 1]
+                    q -= 1
+                work[q] = value
         count = 0
         for p in range(begin, end):
             if p == begin or work[p] != work[p - 1]:

@@ -320,18 +320,18 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
 
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
     calls = {"runs": 0, "fm": 0}
-    run, refine = portfolio._run, portfolio.refine
+    run, refine = portfolio._portfolio_run, portfolio.refine_serial
 
     def counting_run(*args):
         calls["runs"] += 1
         return run(*args)
 
-    def counting_refine(hypergraph, partition, k, max_weights, config, *args):
-        calls["fm"] += config.fm_passes > 0
-        return refine(hypergraph, partition, k, max_weights, config, *args)
+    def counting_refine(*args):
+        calls["fm"] += 1
+        return refine(*args)
 
-    monkeypatch.setattr(portfolio, "_run", counting_run)
-    monkeypatch.setattr(portfolio, "refine", counting_refine)
+    monkeypatch.setattr(portfolio, "_portfolio_run", counting_run)
+    monkeypatch.setattr(portfolio, "refine_serial", counting_refine)
     half = hypergraph.total_vertex_weight // 2
     fixed_side = np.full(hypergraph.num_vertices, -1, dtype=np.int32)
     for budget, runs, fm_runs in ((10**9, 3 * 4, 6), (hypergraph.num_pins * 5, 4, 4), (1, 4, 1)):
@@ -437,14 +437,14 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
     k = 4
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
     seen = {"threads": set(), "fm": 0}
-    refine = portfolio.refine
+    refine = portfolio.refine_serial
 
-    def watching_refine(hypergraph, partition, k, max_weights, config, *args):
+    def watching_refine(*args):
         seen["threads"].add(numba.get_num_threads())
-        seen["fm"] += config.fm_passes > 0
-        return refine(hypergraph, partition, k, max_weights, config, *args)
+        seen["fm"] += 1
+        return refine(*args)
 
-    monkeypatch.setattr(portfolio, "refine", watching_refine)
+    monkeypatch.setattr(portfolio, "refine_serial", watching_refine)
     before = numba.get_num_threads()
     config = make_config(k, seed=3)
     results = []
@@ -475,3 +475,44 @@ def test_contraction_serial_and_parallel_drivers_agree():
                                   contraction._map_pins_parallel(pins, cluster))
     np.testing.assert_array_equal(contraction._net_hashes_serial(offsets, pins),
                                   contraction._net_hashes_parallel(offsets, pins))
+
+
+def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
+    """refine takes one serial njit call (refine_serial) on small levels and one-thread callers, and the
+    parallel drivers (pin counts, label propagation's rating) above SERIAL_BELOW pins: the same partition."""
+    import numba
+
+    from hgpart import parallel
+    from hgpart.config import RefinementConfig
+    from hgpart.refinement import refine
+    from hgpart.refinement.label_propagation import _move_order
+
+    rng = np.random.default_rng(5)
+    targets = rng.integers(-1, 4, 3000).astype(np.int32)
+    gains = rng.integers(-3, 6, 3000).astype(np.int64)  # many ties
+    candidates = np.flatnonzero((targets >= 0) & (gains > 0))
+    np.testing.assert_array_equal(_move_order(targets, gains),
+                                  candidates[np.lexsort((candidates, -gains[candidates]))])
+
+    hypergraph = read_hypergraph(IBM01)
+    k = 8
+    blocks = (np.arange(hypergraph.num_vertices) * k // hypergraph.num_vertices).astype(np.int32)
+    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
+    movable = np.arange(hypergraph.num_vertices) % 11 != 0
+    threads = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for config in (RefinementConfig(fm_passes=0), RefinementConfig(lp_rounds=2, fm_passes=2)):
+            for cut_objective in (False, True):
+                serial = refine(hypergraph, blocks, k, bounds, config, cut_objective, movable)
+                with monkeypatch.context() as patch:
+                    patch.setattr(parallel, "SERIAL_BELOW", 0)
+                    assert parallel.pick(1, "serial", "parallel") == ("parallel" if numba.get_num_threads() > 1
+                                                                     else "serial")
+                    parallel_result = refine(hypergraph, blocks, k, bounds, config, cut_objective, movable)
+                np.testing.assert_array_equal(serial, parallel_result)
+                assert np.all(serial[~movable] == blocks[~movable])
+                before, after = evaluate(hypergraph, blocks, k), evaluate(hypergraph, serial, k)
+                assert (after.cut if cut_objective else after.km1) < (before.cut if cut_objective else before.km1)
+    finally:
+        numba.set_num_threads(threads)

@@ -3,38 +3,55 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
+import numba
 import numpy as np
 
 from ..config import InitialConfig, RefinementConfig
 from ..hypergraph import Hypergraph, scatter_sum
 from ..parallel import in_threads
-from ..refinement import rebalance_partition, refine
+from ..refinement.gains import objective_from_pin_counts, pin_counts_serial
+from ..refinement.label_propagation import label_propagation_serial
+from ..refinement.refiner import _rebalance, refine_serial
 from .bisection import bfs_bisection, greedy_bisection, label_propagation_bisection, random_bisection
 
 
-def _run(algorithm: str, hypergraph: Hypergraph, fixed_side, target0: int, seed: int, cut_objective: bool):
-    h = hypergraph
-    if algorithm == "random":
-        return random_bisection(h.vertex_weights, fixed_side, target0, seed)
-    if algorithm == "bfs":
-        return bfs_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.vertex_weights,
-                             fixed_side, target0, seed)
-    if algorithm == "greedy":
-        return greedy_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
-                                h.vertex_weights, fixed_side, target0, seed, cut_objective)
-    if algorithm == "label-propagation":
-        return label_propagation_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
-                                           h.net_weights, h.vertex_weights, fixed_side, target0, seed)
-    raise ValueError(f"unknown initial partitioning algorithm {algorithm!r}")
+ALGORITHMS = ("random", "bfs", "greedy", "label-propagation")
 
 
-def objective_value(hypergraph: Hypergraph, partition, k: int, cut_objective: bool) -> int:
-    from ..metrics import evaluate
+@numba.njit(cache=True, nogil=True)
+def _portfolio_run(algorithm, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                   fixed_side, movable, target0, max_weights, seed, cut_objective, lp_rounds):
+    """One run of the portfolio in one call: flat bisection by ``ALGORITHMS[algorithm]``, the rebalancer,
+    then (if it balanced) label propagation. Returns (int32[n] sides, balanced, objective, overload), the
+    overload being the largest side weight / max weight."""
+    if algorithm == 0:
+        partition = random_bisection(vertex_weights, fixed_side, target0, seed)
+    elif algorithm == 1:
+        partition = bfs_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights,
+                                  fixed_side, target0, seed)
+    elif algorithm == 2:
+        partition = greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                     vertex_weights, fixed_side, target0, seed, cut_objective)
+    else:
+        partition = label_propagation_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                                net_weights, vertex_weights, fixed_side, target0, seed)
+    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, 2)
+    block_weights = scatter_sum(partition, vertex_weights, 2)
+    balanced = _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                          pin_counts, block_weights, max_weights, 2, movable, cut_objective)
+    if balanced and lp_rounds > 0:
+        label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                                 pin_counts, block_weights, max_weights, 2, movable, cut_objective, lp_rounds)
+    objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, 2, cut_objective)
+    return partition, balanced, objective, _overload(block_weights, max_weights)
 
-    metrics = evaluate(hypergraph, partition, k)
-    return metrics.cut if cut_objective else metrics.km1
+
+@numba.njit(cache=True, nogil=True)
+def _overload(block_weights, max_weights):
+    overload = 0.0
+    for side in range(block_weights.shape[0]):
+        overload = max(overload, block_weights[side] / max(max_weights[side], 1))
+    return overload
 
 
 def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int, config: InitialConfig,
@@ -49,24 +66,33 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     """
     max_weights = np.asarray(max_weights, dtype=np.int64)
     movable = fixed_side < 0
-    light = replace(refinement, fm_passes=0)
     affordable = config.pin_budget // max(1, hypergraph.num_pins)  # runs (and FM candidates) within budget
     runs = max(1, min(config.runs, affordable // max(1, len(config.algorithms))))
     fm_candidates = max(1, min(config.fm_candidates, affordable))
 
+    h = hypergraph
+    codes = [ALGORITHMS.index(algorithm) if algorithm in ALGORITHMS else None for algorithm in config.algorithms]
+    if None in codes:
+        raise ValueError(f"unknown initial partitioning algorithm {config.algorithms[codes.index(None)]!r}")
+
     def one_run(run, algorithm):
         run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
-        partition = _run(algorithm, hypergraph, fixed_side, target0, run_seed, cut_objective)
-        partition, balanced = rebalance_partition(hypergraph, partition, 2, max_weights, cut_objective, movable)
-        if balanced:
-            partition = refine(hypergraph, partition, 2, max_weights, light, cut_objective, movable)
-        return _key(hypergraph, partition, balanced, max_weights, cut_objective, run), partition
+        partition, balanced, objective, overload = _portfolio_run(
+            algorithm, h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+            h.vertex_weights, fixed_side, movable, target0, max_weights, run_seed, cut_objective,
+            refinement.lp_rounds)
+        return (not balanced, int(objective), overload, run), partition
 
     def with_fm(key, partition):
-        partition = refine(hypergraph, partition, 2, max_weights, refinement, cut_objective, movable)
-        return _key(hypergraph, partition, True, max_weights, cut_objective, key[-1]), partition
+        partition = partition.copy()
+        pin_counts, block_weights = refine_serial(
+            h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights, h.vertex_weights,
+            partition, max_weights, 2, movable, cut_objective, refinement.lp_rounds, refinement.fm_passes,
+            refinement.fm_fruitless_moves, refinement.max_update_net_size, float(refinement.fm_min_improvement))
+        objective = objective_from_pin_counts(h.net_offsets, h.net_weights, pin_counts, 2, cut_objective)
+        return (False, int(objective), _overload(block_weights, max_weights), key[-1]), partition
 
-    jobs = list(enumerate(algorithm for _ in range(runs) for algorithm in config.algorithms))
+    jobs = list(enumerate(code for _ in range(runs) for code in codes))
     candidates = sorted(in_threads(one_run, jobs, workers), key=lambda item: item[0])
     best_key, best = candidates[0]
     balanced = [candidate for candidate in candidates[:fm_candidates] if not candidate[0][0]]  # FM cannot repair
@@ -75,9 +101,3 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
             best_key, best = key, partition
     return best
 
-
-def _key(hypergraph, partition, balanced, max_weights, cut_objective, run):
-    """Order of runs: balanced first, then objective, then how full the fuller side is, then run order."""
-    weights = scatter_sum(partition, hypergraph.vertex_weights, 2)
-    overload = float(np.max(weights / np.maximum(max_weights, 1)))
-    return (not balanced, objective_value(hypergraph, partition, 2, cut_objective), overload, run)

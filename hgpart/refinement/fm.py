@@ -108,33 +108,42 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     return best_total
 
 
-def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
-       fruitless_limit, max_update_net_size, min_improvement: float = 0.0) -> int:
-    """Run up to ``passes`` FM passes; returns the total gain. ``partition``, ``pin_counts`` and
-    ``block_weights`` are updated in place. Passes stop after one that gains nothing, or (with
-    ``min_improvement`` > 0) less than that fraction of the objective it started from (Mt-KaHyPar's
-    relative improvement threshold)."""
-    n = hypergraph.num_vertices
+@numba.njit(cache=True, nogil=True)
+def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+              pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes, fruitless_limit,
+              max_update_net_size, min_improvement):
+    """Up to ``passes`` FM passes (2-way FM for k = 2) in one call; returns the total gain. Passes stop after
+    one that gains nothing, or (with ``min_improvement`` > 0) less than that fraction of the objective it
+    started from (Mt-KaHyPar's relative improvement threshold)."""
+    n = vertex_offsets.shape[0] - 1
     heap = np.empty(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
     position = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     targets = np.full(n, -1, dtype=np.int32)
-    objective = objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k,
-                                         cut_objective) if min_improvement > 0 else 0
-    total = 0
+    objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective) \
+        if min_improvement > 0 else np.int64(0)
+    total = np.int64(0)
     for _ in range(passes):
         if k == 2:  # classic FM with O(1) gain updates
-            gained = fm2_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
-                              hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
-                              pin_counts, block_weights, max_block_weights, movable, fruitless_limit)
+            gained = fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                              partition, pin_counts, block_weights, max_block_weights, movable, fruitless_limit)
         else:
-            gained = fm_pass(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
-                             hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
-                             pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+            gained = fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                             partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
                              fruitless_limit, max_update_net_size, heap, keys, position, size, targets)
-        total += int(gained)
+        total += gained
         if gained <= min_improvement * objective:
             break
-        objective -= int(gained)
+        objective -= gained
     return total
+
+
+def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
+       fruitless_limit, max_update_net_size, min_improvement: float = 0.0) -> int:
+    """:func:`fm_passes` on a :class:`~hgpart.hypergraph.Hypergraph`; ``partition``, ``pin_counts`` and
+    ``block_weights`` are updated in place."""
+    return int(fm_passes(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
+                         hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
+                         pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
+                         fruitless_limit, max_update_net_size, float(min_improvement)))

@@ -64,25 +64,58 @@ def _apply(order, net_offsets, vertex_offsets, incident_nets, net_weights, verte
     return total, moves
 
 
-def label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
-                      cut_objective, rounds) -> int:
-    """Up to ``rounds`` rounds; stops when a round moves nothing. Returns the total gain."""
-    n = hypergraph.num_vertices
+@numba.njit(cache=True, nogil=True)
+def _move_order(targets, gains):
+    """The vertices with a positive move, by gain (descending), then id: int32[]."""
+    candidates = np.flatnonzero((targets >= 0) & (gains > 0))
+    order = np.argsort(-gains[candidates], kind="mergesort")
+    return candidates[order].astype(np.int32)
+
+
+@numba.njit(cache=True, nogil=True)
+def label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                             pin_counts, block_weights, max_block_weights, k, movable, cut_objective, rounds):
+    """:func:`label_propagation` with the serial rating, all rounds in one call. Returns the total gain."""
+    n = vertex_offsets.shape[0] - 1
     targets = np.empty(n, dtype=np.int32)
     gains = np.empty(n, dtype=np.int64)
+    total = np.int64(0)
+    for _ in range(rounds):
+        _rate_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
+                     block_weights, max_block_weights, k, movable, cut_objective, 1, targets, gains)
+        order = _move_order(targets, gains)
+        if order.shape[0] == 0:
+            break
+        gained, moves = _apply(order, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                               partition, pin_counts, block_weights, max_block_weights, k, cut_objective)
+        total += gained
+        if moves == 0:
+            break
+    return total
+
+
+def label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                      cut_objective, rounds) -> int:
+    """Up to ``rounds`` rounds; stops when a round moves nothing. Returns the total gain. Small hypergraphs
+    (and one-thread callers) take :func:`label_propagation_serial`; the result is the same either way."""
+    h = hypergraph
+    if pick(h.num_pins, True, False):
+        return int(label_propagation_serial(h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights,
+                                            h.vertex_weights, partition, pin_counts, block_weights, max_block_weights,
+                                            k, movable, cut_objective, rounds))
+    targets = np.empty(h.num_vertices, dtype=np.int32)
+    gains = np.empty(h.num_vertices, dtype=np.int64)
     total = 0
     for _ in range(rounds):
-        rate = pick(hypergraph.num_pins, _rate_serial, _rate_parallel)
-        rate(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
-                  hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
-                  max_block_weights, k, movable, cut_objective, numba.get_num_threads(), targets, gains)
-        candidates = np.flatnonzero((targets >= 0) & (gains > 0))
-        if candidates.size == 0:
+        _rate_parallel(h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights, h.vertex_weights, partition,
+                       pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+                       numba.get_num_threads(), targets, gains)
+        order = _move_order(targets, gains)
+        if order.shape[0] == 0:
             break
-        order = candidates[np.lexsort((candidates, -gains[candidates]))].astype(np.int32)
-        gained, moves = _apply(order, hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
-                               hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts,
-                               block_weights, max_block_weights, k, cut_objective)
+        gained, moves = _apply(order, h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights,
+                               h.vertex_weights, partition, pin_counts, block_weights, max_block_weights, k,
+                               cut_objective)
         total += int(gained)
         if moves == 0:
             break

@@ -6,15 +6,19 @@ import numba
 import numpy as np
 
 from ..config import RefinementConfig
-from .fm import fm
 from ..hypergraph import scatter_sum
-from .gains import apply_move, best_move, compute_pin_counts
-from .label_propagation import label_propagation
+from ..parallel import pick
+from .fm import fm, fm_passes
+from .gains import apply_move, best_move, compute_pin_counts, pin_counts_serial
+from .label_propagation import label_propagation, label_propagation_serial
 
 
 def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig = RefinementConfig(),
            cut_objective: bool = False, movable=None) -> np.ndarray:
     """Label propagation, then FM, on one level. Returns the refined partition (a new array).
+
+    Small hypergraphs (and one-thread callers, such as the initial partitioning's workers) take
+    :func:`refine_serial`, one call that holds no lock; the result is the same either way.
 
     Parameters
     ----------
@@ -24,18 +28,43 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     movable : bool[n] or None
         False for fixed vertices.
     """
+    h = hypergraph
     partition = np.array(partition, dtype=np.int32)
-    movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
+    movable = np.ones(h.num_vertices, dtype=np.bool_) if movable is None else movable
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
-    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
-    block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
+    if pick(h.num_pins, True, False):
+        refine_serial(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+                      h.vertex_weights, partition, max_block_weights, k, movable, cut_objective, config.lp_rounds,
+                      config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size,
+                      float(config.fm_min_improvement))
+        return partition
+    pin_counts = compute_pin_counts(h.net_offsets, h.pin_vertices, partition, k)
+    block_weights = scatter_sum(partition, h.vertex_weights, k)
     if config.lp_rounds:
-        label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
-                          cut_objective, config.lp_rounds)
+        label_propagation(h, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+                          config.lp_rounds)
     if config.fm_passes:
-        fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
-           config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size, config.fm_min_improvement)
+        fm(h, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, config.fm_passes,
+           config.fm_fruitless_moves, config.max_update_net_size, config.fm_min_improvement)
     return partition
+
+
+@numba.njit(cache=True, nogil=True)
+def refine_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                  max_block_weights, k, movable, cut_objective, lp_rounds, passes, fruitless_limit,
+                  max_update_net_size, min_improvement):
+    """:func:`refine` with serial loops in one call: ``partition`` (int32[n]) is refined in place. Returns
+    the pin counts (int32[num_nets * k]) and block weights (int64[k]) of the result."""
+    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, k)
+    block_weights = scatter_sum(partition, vertex_weights, k)
+    if lp_rounds > 0:
+        label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                                 pin_counts, block_weights, max_block_weights, k, movable, cut_objective, lp_rounds)
+    if passes > 0:
+        fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                  pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes, fruitless_limit,
+                  max_update_net_size, min_improvement)
+    return pin_counts, block_weights
 
 
 @numba.njit(cache=True, nogil=True)
