@@ -4,6 +4,13 @@ A pass keeps every movable boundary vertex in a max-heap keyed by its best gain 
 that can take it; it repeatedly moves the top vertex (each vertex at most once per pass, even if the
 gain is negative), updates the gains of the pins of its nets, and finally undoes the moves after the
 best prefix. Passes repeat while they gain. For k = 2 this is classic 2-way FM.
+
+For km1 with k > 2 a pass keeps a gain cache (as Mt-KaHyPar does): for each vertex v and block b the weight
+of v's nets with a pin in b, and the part of v's gains that does not depend on the target. A move updates
+it only where a net's pin counts cross the thresholds that change a gain (O(|e|) then, O(1) otherwise),
+and rating a vertex reads k entries instead of walking its nets: on hub-heavy levels (a vertex in
+thousands of nets, re-rated after every move of a neighbour) that walk dominated the pass. The moves are
+the same as without the cache.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ import numba
 import numpy as np
 
 from .fm2 import fm2_pass
-from .gains import apply_move, best_move, is_boundary, objective_from_pin_counts, roll_back, track_best_prefix
+from .gains import apply_move, best_move, is_boundary, objective_from_pin_counts, track_best_prefix
 from .heap import heap_pop, heap_push_or_update, heap_remove
 
 
@@ -25,13 +32,119 @@ def gains_changed(in_source, in_target, size, cut_objective):
     return cut_objective and (in_source >= size - 2 or in_target >= size - 1)
 
 
+# The gain cache takes 12 bytes per vertex and block; above this many entries a pass walks the nets instead.
+GAIN_CACHE_ENTRIES = 1 << 25
+
+
+@numba.njit(cache=True, nogil=True)
+def km1_gain_cache(net_offsets, vertex_offsets, incident_nets, net_weights, partition, pin_counts, k):
+    """The km1 gain cache of a partition: ``connected`` int64[n * k] (the weight of v's nets with a pin in
+    block b, at v * k + b), ``adjacent_nets`` int32[n * k] (how many of v's nets have a pin in b) and
+    ``common`` int64[n] (sum over v's nets of w(e) ([Phi(e, own block) = 1] - 1)). Moving v to b gains
+    connected[v * k + b] + common[v], as :func:`.gains.best_move` counts it; nets of one pin never count."""
+    n = vertex_offsets.shape[0] - 1
+    connected = np.zeros(n * k, dtype=np.int64)
+    adjacent_nets = np.zeros(n * k, dtype=np.int32)
+    common = np.zeros(n, dtype=np.int64)
+    for v in range(n):
+        own = partition[v]
+        for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+            e = incident_nets[q]
+            if net_offsets[e + 1] - net_offsets[e] < 2:
+                continue
+            w = net_weights[e]
+            common[v] += w if pin_counts[e * k + own] == 1 else 0
+            common[v] -= w
+            for b in range(k):
+                if pin_counts[e * k + b] > 0:
+                    connected[v * k + b] += w
+                    adjacent_nets[v * k + b] += 1
+    return connected, adjacent_nets, common
+
+
+@numba.njit(cache=True, inline="always")
+def _cached_best_move(v, partition, vertex_weights, block_weights, max_block_weights, k, connected, adjacent_nets,
+                      common):
+    """:func:`.gains.best_move` (km1, adjacent blocks only) from the gain cache, with the same tie order."""
+    own = partition[v]
+    best = -1
+    best_gain = np.int64(0)
+    weight = vertex_weights[v]
+    for b in range(k):
+        if b == own or adjacent_nets[v * k + b] == 0 or block_weights[b] + weight > max_block_weights[b]:
+            continue
+        g = connected[v * k + b] + common[v]
+        if best < 0 or g > best_gain or (g == best_gain and block_weights[b] < block_weights[best]):
+            best = b
+            best_gain = g
+    return best, best_gain
+
+
+@numba.njit(cache=True, nogil=True)
+def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                     vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common):
+    """:func:`.gains.apply_move`, keeping the km1 gain cache exact: a net's pins are visited only when its
+    count in the target goes 0 -> 1 (b = target becomes adjacent) or 1 -> 2 (that pin's own count leaves 1),
+    or in the source 1 -> 0 or 2 -> 1."""
+    source = partition[v]
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        in_source = pin_counts[e * k + source]
+        in_target = pin_counts[e * k + target]
+        pin_counts[e * k + source] = in_source - 1
+        pin_counts[e * k + target] = in_target + 1
+        if net_offsets[e + 1] - net_offsets[e] < 2:
+            continue
+        w = net_weights[e]
+        if in_target <= 1 or in_source <= 2:
+            for p in range(net_offsets[e], net_offsets[e + 1]):
+                x = pin_vertices[p]
+                if in_target == 0:
+                    connected[x * k + target] += w
+                    adjacent_nets[x * k + target] += 1
+                if in_source == 1:
+                    connected[x * k + source] -= w
+                    adjacent_nets[x * k + source] -= 1
+                if x != v:
+                    if in_source == 2 and partition[x] == source:
+                        common[x] += w
+                    elif in_target == 1 and partition[x] == target:
+                        common[x] -= w
+        common[v] += (w if in_target == 0 else 0) - (w if in_source == 1 else 0)
+    block_weights[source] -= vertex_weights[v]
+    block_weights[target] += vertex_weights[v]
+    partition[v] = target
+
+
+@numba.njit(cache=True, inline="always")
+def _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
+          block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected, adjacent_nets, common):
+    if connected.shape[0]:
+        return _cached_best_move(v, partition, vertex_weights, block_weights, max_block_weights, k, connected,
+                                 adjacent_nets, common)
+    return best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                     pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain, adjacent)
+
+
+@numba.njit(cache=True, inline="always")
+def _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+          vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common):
+    if connected.shape[0]:
+        _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                         vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)
+    else:
+        apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+                   block_weights, k)
+
+
 @numba.njit(cache=True, inline="always")
 def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
                     block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap, keys, position, size,
-                    targets):
+                    targets, connected, adjacent_nets, common):
     """Rate v's best move among adjacent blocks with room: keyed into the heap, or out of it if it has none."""
-    target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                          pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain, adjacent)
+    target, g = _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                      pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected,
+                      adjacent_nets, common)
     if target >= 0:
         targets[v] = target
         heap_push_or_update(heap, keys, position, size, v, g)
@@ -42,12 +155,14 @@ def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, ne
 @numba.njit(cache=True, nogil=True)
 def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
             pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
-            max_update_net_size, heap, keys, position, size, targets):
-    """One FM pass; returns the gain kept (>= 0). Arrays are updated in place."""
+            max_update_net_size, heap, keys, position, size, targets, connected, adjacent_nets, common):
+    """One FM pass; returns the gain kept (>= 0). Arrays are updated in place, the gain cache
+    (:func:`km1_gain_cache`; empty arrays: none) included."""
     n = vertex_offsets.shape[0] - 1
     gain = np.zeros(k, dtype=np.int64)
     adjacent = np.zeros(k, dtype=np.bool_)
     locked = np.zeros(n, dtype=np.bool_)
+    rated_at = np.full(n, -1, dtype=np.int64)  # the move after which a vertex was last re-rated
     size[0] = 0
     for v in range(n):
         position[v] = -1
@@ -55,7 +170,7 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
             _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
                             pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap,
-                            keys, position, size, targets)
+                            keys, position, size, targets, connected, adjacent_nets, common)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     num_moves = 0
@@ -66,9 +181,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     while size[0] > 0:
         v = heap[0]
         # rate the top again: a block may have filled up, or a net above max_update_net_size changed
-        target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                              vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
-                              True, gain, adjacent)
+        target, g = _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                          pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected,
+                          adjacent_nets, common)
         if target < 0:
             heap_pop(heap, keys, position, size)
             continue
@@ -81,8 +196,8 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         sources[num_moves] = partition[v]
         moved[num_moves] = v
         num_moves += 1
-        apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
-                   block_weights, k)
+        _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+              vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)
         locked[v] = True
         total += g
         best_total, best_moves, since_best = track_best_prefix(total, num_moves, best_total, best_moves, since_best)
@@ -98,13 +213,15 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                 continue
             for p in range(net_offsets[e], net_offsets[e + 1]):
                 u = pin_vertices[p]
-                if locked[u] or not movable[u]:
-                    continue
+                if locked[u] or not movable[u] or rated_at[u] == num_moves:  # once per move: the state is
+                    continue                                                     # the same for all its nets
+                rated_at[u] = num_moves
                 _rate_into_heap(u, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
                                 pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap,
-                                keys, position, size, targets)
-    roll_back(moved, sources, best_moves, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
-              vertex_weights, pin_counts, block_weights, k)
+                                keys, position, size, targets, connected, adjacent_nets, common)
+    for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix, newest first
+        _move(moved[i], sources[i], partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+              vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)
     return best_total
 
 
@@ -121,6 +238,12 @@ def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weig
     position = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     targets = np.full(n, -1, dtype=np.int32)
+    if k > 2 and not cut_objective and n * k <= GAIN_CACHE_ENTRIES:
+        connected, adjacent_nets, common = km1_gain_cache(net_offsets, vertex_offsets, incident_nets, net_weights,
+                                                          partition, pin_counts, k)
+    else:
+        connected, adjacent_nets, common = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                                            np.zeros(0, dtype=np.int64))
     objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective) \
         if min_improvement > 0 else np.int64(0)
     total = np.int64(0)
@@ -131,7 +254,8 @@ def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weig
         else:
             gained = fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                              partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
-                             fruitless_limit, max_update_net_size, heap, keys, position, size, targets)
+                             fruitless_limit, max_update_net_size, heap, keys, position, size, targets, connected,
+                             adjacent_nets, common)
         total += gained
         if gained <= min_improvement * objective:
             break
