@@ -148,6 +148,15 @@ class RefinementConfig:
         pins and more it gained at most 1.6% and took 1.2-1.7x the time (evenly 1M k=2/8/32/128 km1
         -1.6/0/0/-0.3% for 1.39/-/1.20/1.44x the time, grid 1M k=8 -1.2% for 1.21x, long-tailed 1M k=2
         nothing for 1.71x). Mt-KaHyPar's default makes no V-cycles.
+    gpu_host_fm : bool
+        GPU path, inputs of at most ``gpu_v_cycle_max_pins`` pins: after the device's last level, k-way FM on
+        the host refines the input once more (no LP rounds). Jet's single moves rarely take a vertex off a
+        net held in several blocks; FM's move sequences do: long-tailed 30k k=8 (1.28M pins; the GPU path's
+        CPU twin, 2-core machine) km1 131,465 -> 120,497 in 1.2 s, against Mt-KaHyPar's 122,040. Not above
+        that size: on long-tailed 300k (15.6M pins, H100 machine) it took km1 from 1.109x to 1.009x
+        Mt-KaHyPar's at k=8 but the time from 9.3 to 41.8 s (Mt-KaHyPar 53.1 s), and at k=32 from 16.8 to
+        104.4 s (Mt-KaHyPar 87.6 s): FM's re-rating of every pin of a changed net, at O(k) each, adds up to
+        the sum of |e|^2 over the moves.
     gpu_rounds : int
         GPU path: at most this many Jet-style rounds per level (:mod:`hgpart.refinement.gpu_refiner`).
     gpu_tolerance_fine, gpu_tolerance_coarse : float
@@ -162,6 +171,7 @@ class RefinementConfig:
     fm_min_improvement: float = 0.0
     v_cycles: int = 1
     gpu_v_cycle_max_pins: int = 2_000_000
+    gpu_host_fm: bool = True
     gpu_rounds: int = 24
     gpu_tolerance_fine: float = 0.0
     gpu_tolerance_coarse: float = 0.25

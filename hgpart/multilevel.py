@@ -7,7 +7,8 @@ plus ``v_cycles`` extra V-cycles. ``gpu``: the input is copied to the device onc
 there and stays there; only the coarsest hypergraph (small) comes back for the CPU's initial-partitioning
 portfolio; projection and refinement (Jet-style rounds, :mod:`.refinement.gpu_refiner`) run on the device
 level by level, and the partition comes back once (once more per extra V-cycle, which coarsens again on
-the device with the partition as fixed blocks; up to ``gpu_v_cycle_max_pins`` pins)."""
+the device with the partition as fixed blocks; up to ``gpu_v_cycle_max_pins`` pins). On those inputs the
+host's k-way FM then refines the input once more (``gpu_host_fm``)."""
 
 from __future__ import annotations
 
@@ -213,7 +214,20 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     for _ in range(gpu_v_cycles(hypergraph, config)):
         blocks = v_cycle_on_device(hypergraph, input_level, blocks, k, epsilon, max_weights, config, cut_objective,
                                    fixed, communities)
+    blocks = host_fm(hypergraph, blocks, k, max_weights, config, cut_objective, fixed)
     return blocks, hierarchy.summary(), coarsened, initialized, device_memory_peak()
+
+
+def host_fm(hypergraph: Hypergraph, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool,
+            fixed=None) -> np.ndarray:
+    """The GPU path's last step (and its CPU twin's): k-way FM on the host over the input's partition
+    ``blocks`` (int32[n], host) where ``gpu_host_fm`` asks for it (inputs of at most
+    ``gpu_v_cycle_max_pins`` pins); else ``blocks`` unchanged."""
+    refinement = config.refinement
+    if not refinement.gpu_host_fm or hypergraph.num_pins > refinement.gpu_v_cycle_max_pins:
+        return blocks
+    movable = None if fixed is None else fixed < 0
+    return refine(hypergraph, blocks, k, max_weights, replace(refinement, lp_rounds=0), cut_objective, movable)
 
 
 def gpu_v_cycles(hypergraph: Hypergraph, config: PartitionConfig) -> int:

@@ -32,8 +32,8 @@ def gains_changed(in_source, in_target, size, cut_objective):
     return cut_objective and (in_source >= size - 2 or in_target >= size - 1)
 
 
-# The gain cache takes 12 bytes per vertex and block; above this many entries a pass walks the nets instead.
-GAIN_CACHE_ENTRIES = 1 << 25
+# The gain cache takes 12 bytes per vertex and block; above this many entries (768 MB) a pass walks the nets.
+GAIN_CACHE_ENTRIES = 1 << 26
 
 
 @numba.njit(cache=True, nogil=True)
