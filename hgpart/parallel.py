@@ -15,9 +15,14 @@ import numba
 SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver is faster
 
 
+def runs_serially(work: int) -> bool:
+    """Whether ``work`` items go to the serial driver: small work, or a one-thread caller."""
+    return work < SERIAL_BELOW or numba.get_num_threads() == 1
+
+
 def pick(work: int, serial, parallel):
     """The serial driver for small work or on a one-thread caller, else the parallel one."""
-    return serial if work < SERIAL_BELOW or numba.get_num_threads() == 1 else parallel
+    return serial if runs_serially(work) else parallel
 
 
 

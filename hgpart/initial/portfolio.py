@@ -75,10 +75,11 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     if None in codes:
         raise ValueError(f"unknown initial partitioning algorithm {config.algorithms[codes.index(None)]!r}")
 
-    def one_run(run, algorithm):
+    # runs are ordered by (unbalanced, objective, how full the fuller side is, run order)
+    def one_run(run, code):
         run_seed = (seed * 7919 + run * 104729 + 17) % (2**31 - 1)
         partition, balanced, objective, overload = _portfolio_run(
-            algorithm, h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+            code, h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
             h.vertex_weights, fixed_side, movable, target0, max_weights, run_seed, cut_objective,
             refinement.lp_rounds)
         return (not balanced, int(objective), overload, run), partition

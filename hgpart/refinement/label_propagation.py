@@ -6,7 +6,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..parallel import pick
+from ..parallel import runs_serially
 from .gains import apply_move, best_move, is_boundary
 
 
@@ -99,7 +99,7 @@ def label_propagation(hypergraph, partition, pin_counts, block_weights, max_bloc
     """Up to ``rounds`` rounds; stops when a round moves nothing. Returns the total gain. Small hypergraphs
     (and one-thread callers) take :func:`label_propagation_serial`; the result is the same either way."""
     h = hypergraph
-    if pick(h.num_pins, True, False):
+    if runs_serially(h.num_pins):
         return int(label_propagation_serial(h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights,
                                             h.vertex_weights, partition, pin_counts, block_weights, max_block_weights,
                                             k, movable, cut_objective, rounds))

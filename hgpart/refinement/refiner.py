@@ -7,7 +7,7 @@ import numpy as np
 
 from ..config import RefinementConfig
 from ..hypergraph import scatter_sum
-from ..parallel import pick
+from ..parallel import runs_serially
 from .fm import fm, fm_passes
 from .gains import apply_move, best_move, compute_pin_counts, pin_counts_serial
 from .label_propagation import label_propagation, label_propagation_serial
@@ -32,7 +32,7 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     partition = np.array(partition, dtype=np.int32)
     movable = np.ones(h.num_vertices, dtype=np.bool_) if movable is None else movable
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
-    if pick(h.num_pins, True, False):
+    if runs_serially(h.num_pins):
         refine_serial(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
                       h.vertex_weights, partition, max_block_weights, k, movable, cut_objective, config.lp_rounds,
                       config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size,
