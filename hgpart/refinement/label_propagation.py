@@ -6,7 +6,6 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..parallel import runs_serially
 from .gains import apply_move, best_move, is_boundary
 
 
@@ -75,7 +74,7 @@ def _move_order(targets, gains):
 @numba.njit(cache=True, nogil=True)
 def label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                              pin_counts, block_weights, max_block_weights, k, movable, cut_objective, rounds):
-    """:func:`label_propagation` with the serial rating, all rounds in one call. Returns the total gain."""
+    """:func:`label_propagation_parallel` with the serial rating, all rounds in one call. Returns the total gain."""
     n = vertex_offsets.shape[0] - 1
     targets = np.empty(n, dtype=np.int32)
     gains = np.empty(n, dtype=np.int64)
@@ -94,15 +93,12 @@ def label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_wei
     return total
 
 
-def label_propagation(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
-                      cut_objective, rounds) -> int:
-    """Up to ``rounds`` rounds; stops when a round moves nothing. Returns the total gain. Small hypergraphs
-    (and one-thread callers) take :func:`label_propagation_serial`; the result is the same either way."""
+def label_propagation_parallel(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                               cut_objective, rounds) -> int:
+    """Up to ``rounds`` rounds with the parallel rating; stops when a round moves nothing. Returns the total
+    gain. :func:`label_propagation_serial` is its serial twin (the same moves), which small hypergraphs and
+    one-thread callers take through :func:`.refiner.refine`."""
     h = hypergraph
-    if runs_serially(h.num_pins):
-        return int(label_propagation_serial(h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights,
-                                            h.vertex_weights, partition, pin_counts, block_weights, max_block_weights,
-                                            k, movable, cut_objective, rounds))
     targets = np.empty(h.num_vertices, dtype=np.int32)
     gains = np.empty(h.num_vertices, dtype=np.int64)
     total = 0

@@ -10,7 +10,7 @@ from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
 from .fm import fm, fm_passes
 from .gains import apply_move, best_move, compute_pin_counts, pin_counts_serial
-from .label_propagation import label_propagation, label_propagation_serial
+from .label_propagation import label_propagation_parallel, label_propagation_serial
 
 
 def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig = RefinementConfig(),
@@ -41,8 +41,8 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     pin_counts = compute_pin_counts(h.net_offsets, h.pin_vertices, partition, k)
     block_weights = scatter_sum(partition, h.vertex_weights, k)
     if config.lp_rounds:
-        label_propagation(h, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
-                          config.lp_rounds)
+        label_propagation_parallel(h, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                                   cut_objective, config.lp_rounds)
     if config.fm_passes:
         fm(h, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, config.fm_passes,
            config.fm_fruitless_moves, config.max_update_net_size, config.fm_min_improvement)
