@@ -8,7 +8,8 @@ there and stays there; only the coarsest hypergraph (small) comes back for the C
 portfolio; projection and refinement (Jet-style rounds, :mod:`.refinement.gpu_refiner`) run on the device
 level by level, and the partition comes back once (once more per extra V-cycle, which coarsens again on
 the device with the partition as fixed blocks; up to ``gpu_v_cycle_max_pins`` pins). On those inputs the
-host's k-way FM then refines the input once more (``gpu_host_fm``)."""
+host's k-way FM then refines the input once more (``gpu_host_fm``); on larger ones, for km1, pairwise FM on
+parallel threads (:mod:`.refinement.pair_fm`) where the cut nets span many blocks."""
 
 from __future__ import annotations
 
@@ -24,10 +25,12 @@ from .config import PartitionConfig, make_config
 from .cuda.arrays import prepare_uploads
 from .errors import DeviceMemoryError, InfeasibleError, InputError
 from .graphs.louvain import hypergraph_communities
-from .hypergraph import Hypergraph
+from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
 from .refinement import rebalance_partition, refine
+from .refinement.gains import compute_pin_counts, objective_from_pin_counts
+from .refinement.pair_fm import pair_fm
 
 
 @dataclass
@@ -220,14 +223,31 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
 
 def host_fm(hypergraph: Hypergraph, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool,
             fixed=None) -> np.ndarray:
-    """The GPU path's last step (and its CPU twin's): k-way FM on the host over the input's partition
-    ``blocks`` (int32[n], host) where ``gpu_host_fm`` asks for it (inputs of at most
-    ``gpu_v_cycle_max_pins`` pins); else ``blocks`` unchanged."""
+    """The GPU path's last step (and its CPU twin's), on the host, over the input's partition ``blocks``
+    (int32[n]) where ``gpu_host_fm`` asks for it: k-way FM on inputs of at most ``gpu_v_cycle_max_pins``
+    pins; above, for km1, pairwise FM (``gpu_pair_fm_*``; vertices in more than ``gpu_pair_fm_max_degree``
+    nets stay put) where km1 is at least ``gpu_pair_fm_min_connectivity`` times the cut. Else ``blocks``
+    unchanged."""
     refinement = config.refinement
-    if not refinement.gpu_host_fm or hypergraph.num_pins > refinement.gpu_v_cycle_max_pins:
+    if not refinement.gpu_host_fm:
         return blocks
     movable = None if fixed is None else fixed < 0
-    return refine(hypergraph, blocks, k, max_weights, replace(refinement, lp_rounds=0), cut_objective, movable)
+    if hypergraph.num_pins <= refinement.gpu_v_cycle_max_pins:
+        return refine(hypergraph, blocks, k, max_weights, replace(refinement, lp_rounds=0), cut_objective, movable)
+    if cut_objective or not refinement.gpu_pair_fm_sweeps:
+        return blocks
+    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+    km1 = objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, False)
+    cut = objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, True)
+    if cut == 0 or km1 < refinement.gpu_pair_fm_min_connectivity * cut:
+        return blocks
+    blocks = np.array(blocks, dtype=np.int32)
+    light = np.diff(hypergraph.vertex_offsets) <= refinement.gpu_pair_fm_max_degree
+    movable = light if movable is None else movable & light
+    pair_fm(hypergraph, blocks, scatter_sum(blocks, hypergraph.vertex_weights, k), max_weights, k, movable,
+            refinement.gpu_pair_fm_sweeps, refinement.gpu_pair_fm_fruitless_moves,
+            refinement.gpu_pair_fm_min_improvement, int(km1))
+    return blocks
 
 
 def gpu_v_cycles(hypergraph: Hypergraph, config: PartitionConfig) -> int:

@@ -179,3 +179,69 @@ def read_dimacs_naive(path):
                     key = (min(u, v), max(u, v))
                     edges[key] = min(edges.get(key, w), w)
     return n, edges
+
+
+def pair_fm_pass_naive(nets, net_weights, vertex_weights, blocks, a, b, movable, bounds, fruitless_limit):
+    """One 2-way FM pass between blocks a and b, every gain recounted from the nets: a vertex of a or b
+    may move when it has a net with a pin in the other block, or once a move changed what one of its nets
+    adds to its gain. The best vertex of each side (gain, then smaller id) is the candidate; the side whose
+    candidate fits (the better gain; ties out of the heavier block) moves. Rolls back to the best prefix.
+    Returns (gain kept, blocks after)."""
+    blocks = list(blocks)
+    incident = [[] for _ in blocks]
+    for e, pins in enumerate(nets):
+        if len(pins) >= 2:
+            for v in pins:
+                incident[v].append(e)
+    weights = {a: sum(w for v, w in enumerate(vertex_weights) if blocks[v] == a),
+               b: sum(w for v, w in enumerate(vertex_weights) if blocks[v] == b)}
+
+    def share(e, x):  # what net e adds to x's gain of moving to the other block of the pair
+        own = blocks[x]
+        other = b if own == a else a
+        in_own = sum(1 for u in nets[e] if blocks[u] == own)
+        in_other = sum(1 for u in nets[e] if blocks[u] == other)
+        return net_weights[e] * ((in_own == 1) - (in_other == 0))
+
+    def gain(x):
+        return sum(share(e, x) for e in incident[x])
+
+    free = {v for v in range(len(blocks)) if blocks[v] in (a, b) and movable[v]}
+    eligible = {v for v in free if any(any(blocks[u] == (b if blocks[v] == a else a) for u in nets[e])
+                                       for e in incident[v])}
+    moves, total, best_total, best_moves, since_best = [], 0, 0, 0, 0
+    while True:
+        tops = {}
+        for side in (a, b):
+            candidates = [v for v in eligible if blocks[v] == side]
+            if candidates:
+                tops[side] = max(candidates, key=lambda v: (gain(v), -v))
+        fits = {side: v for side, v in tops.items()
+                if weights[b if side == a else a] + vertex_weights[v] <= bounds[b if side == a else a]}
+        if not fits:
+            break
+        side = a if a in fits else b
+        if a in fits and b in fits:
+            gain_a, gain_b = gain(fits[a]), gain(fits[b])
+            if gain_b > gain_a or (gain_b == gain_a and weights[b] > weights[a]):
+                side = b
+        v = fits[side]
+        target = b if side == a else a
+        total += gain(v)
+        shares = {(e, x): share(e, x) for e in incident[v] for x in nets[e] if x in free and x != v}
+        blocks[v] = target
+        weights[side] -= vertex_weights[v]
+        weights[target] += vertex_weights[v]
+        free.discard(v)
+        eligible.discard(v)
+        eligible.update(x for (e, x), before in shares.items() if x in free and share(e, x) != before)
+        moves.append((v, side))
+        if total > best_total:
+            best_total, best_moves, since_best = total, len(moves), 0
+        else:
+            since_best += 1
+        if since_best >= fruitless_limit:
+            break
+    for v, side in moves[best_moves:]:
+        blocks[v] = side
+    return best_total, blocks

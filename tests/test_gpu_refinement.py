@@ -229,14 +229,14 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
             blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64))
 
 
-def twin_partition(hypergraph, k, objective, seed, preset="default"):
+def twin_partition(hypergraph, k, objective, seed, preset="default", config=None):
     """The GPU path's partition computed on the CPU: CPU coarsening (equal to the GPU's), the same initial
-    partition, the njit twin of the GPU refinement on every level, and the same V-cycles."""
+    partition, the njit twin of the GPU refinement on every level, the same V-cycles and the host's FM."""
     from hgpart.coarsening import coarsen
     from hgpart.config import make_config
     from hgpart.multilevel import _initial, gpu_v_cycles, host_fm, uncoarsen_jet, v_cycle
 
-    config = make_config(k, 0.03, objective, seed, preset)
+    config = config or make_config(k, 0.03, objective, seed, preset)
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
     hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
     blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu")
@@ -270,25 +270,32 @@ def test_gpu_partition_equals_its_cpu_twin():
     """partition(device="gpu") == CPU coarsening + initial partition + refinement.jet on every level + the
     host's FM; balanced;
     deterministic; its quality against the CPU path (LP + FM + V-cycle) printed."""
+    from dataclasses import replace
+
+    from hgpart.config import make_config
     from hgpart.io import read_hypergraph
     from hgpart.multilevel import partition
 
     ibm01 = read_hypergraph(str(DATA / "ibm01.hgr"))
     cases = [(ibm01, "ibm01", (2, 8, 32), ("km1", "cut"), "default"),
              (ibm01, "ibm01", (8,), ("km1",), "quality"),  # two V-cycles on the device
-             (generate.evenly(20000, seed=2), "evenly 20k", (8,), ("km1",), "default")]  # initial: seconds
+             (generate.evenly(20000, seed=2), "evenly 20k", (8,), ("km1",), "default"),  # initial: seconds
+             (generate.long_tailed(5000, seed=2), "long-tailed 5k pairwise", (8, 32), ("km1",), "pairwise")]
     for hypergraph, name, ks, objectives, preset in cases:
         for k in ks:
             for objective in objectives:
-                gpu = partition(hypergraph, k, objective=objective, seed=1, preset=preset, device="gpu")
+                config = make_config(k, 0.03, objective, 1, "default" if preset == "pairwise" else preset)
+                if preset == "pairwise":  # the host's last step as above gpu_v_cycle_max_pins: pairwise FM
+                    config = replace(config, refinement=replace(config.refinement, gpu_v_cycle_max_pins=0))
+                gpu = partition(hypergraph, k, config=config, device="gpu")
                 assert gpu.device == "gpu" and gpu.device_memory_bytes > 0
-                np.testing.assert_array_equal(gpu.partition, twin_partition(hypergraph, k, objective, 1, preset),
+                np.testing.assert_array_equal(gpu.partition, twin_partition(hypergraph, k, objective, 1, config=config),
                                               err_msg=f"{name} k={k} {objective} {preset}")
                 check = evaluate(hypergraph, gpu.partition, k, 0.03)
                 assert check.balanced, (name, k, objective)
-                again = partition(hypergraph, k, objective=objective, seed=1, preset=preset, device="gpu")
+                again = partition(hypergraph, k, config=config, device="gpu")
                 np.testing.assert_array_equal(again.partition, gpu.partition)  # deterministic
-                cpu = partition(hypergraph, k, objective=objective, seed=1, preset=preset, device="cpu")
+                cpu = partition(hypergraph, k, config=config, device="cpu")
                 value = check.km1 if objective == "km1" else check.cut
                 reference = cpu.metrics.km1 if objective == "km1" else cpu.metrics.cut
                 print(f"{name} k={k} {objective} {preset}: gpu {value} cpu {reference} "
@@ -407,6 +414,40 @@ def test_host_fm_refines_small_inputs_only():
         assert after.balanced and getattr(after, objective) < getattr(before, objective), objective
         np.testing.assert_array_equal(refined[fixed >= 0], fixed[fixed >= 0])
         for off in (replace(config.refinement, gpu_host_fm=False),
-                    replace(config.refinement, gpu_v_cycle_max_pins=hypergraph.num_pins - 1)):
+                    replace(config.refinement, gpu_v_cycle_max_pins=hypergraph.num_pins - 1,
+                            gpu_pair_fm_sweeps=0)):
             assert host_fm(hypergraph, jet, k, bounds, replace(config, refinement=off), objective == "cut",
+                           fixed) is jet
+
+
+def test_host_fm_above_the_pin_limit_is_pairwise_where_nets_span_many_blocks():
+    """Above gpu_v_cycle_max_pins, for km1: pairwise FM improves a Jet partition of a long-tailed input
+    (km1 about 5 times the cut) and keeps the fixed vertices; a grid's (km1 / cut about 1), the cut
+    objective, and gpu_pair_fm_sweeps = 0 are left alone."""
+    from dataclasses import replace
+
+    from hgpart.config import make_config
+    from hgpart.multilevel import host_fm
+    from hgpart.refinement.jet import jet_refine
+
+    k = 8
+    for hypergraph, runs in ((generate.long_tailed(3000, seed=1), True), (generate.grid(3600, seed=1), False)):
+        n = hypergraph.num_vertices
+        bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
+        start = (np.arange(n) * k // n).astype(np.int32)
+        fixed = np.where(np.arange(n) % 9 == 0, start, -1).astype(np.int32)
+        jet = jet_refine(hypergraph, start, k, bounds, 24, False, fixed < 0)
+        before = evaluate(hypergraph, jet, k, 0.03)
+        assert (before.km1 >= 3 * before.cut) == runs
+        config = make_config(k, 0.03, "km1", 0)
+        large = replace(config, refinement=replace(config.refinement, gpu_v_cycle_max_pins=hypergraph.num_pins - 1))
+        refined = host_fm(hypergraph, jet, k, bounds, large, False, fixed)
+        if runs:
+            after = evaluate(hypergraph, refined, k, 0.03)
+            assert after.balanced and after.km1 < 0.98 * before.km1, (before.km1, after.km1)
+            np.testing.assert_array_equal(refined[fixed >= 0], fixed[fixed >= 0])
+        else:
+            assert refined is jet
+        for off in (replace(large.refinement, gpu_pair_fm_sweeps=0), large.refinement):
+            assert host_fm(hypergraph, jet, k, bounds, replace(config, refinement=off), off is large.refinement,
                            fixed) is jet

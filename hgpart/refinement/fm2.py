@@ -46,6 +46,22 @@ def _bump(x, delta, partition, heap0, heap1, keys, positions, size0, size1):
         heap_push_or_update(heap1, keys, positions, size1, x, keys[x] + delta)
 
 
+@numba.njit(cache=True, inline="always")
+def pick_side(a, b, heap_a, size_a, heap_b, size_b, keys, vertex_weights, block_weights, max_block_weights):
+    """The block (a or b; -1: neither) whose heap top moves next: of the two tops whose move keeps the other
+    block within its bound, the larger gain; ties out of the heavier block."""
+    side = -1
+    best_key = np.int64(0)
+    if size_a[0] > 0 and block_weights[b] + vertex_weights[heap_a[0]] <= max_block_weights[b]:
+        side = a
+        best_key = keys[heap_a[0]]
+    if size_b[0] > 0 and block_weights[a] + vertex_weights[heap_b[0]] <= max_block_weights[a]:
+        key_b = keys[heap_b[0]]
+        if side < 0 or key_b > best_key or (key_b == best_key and block_weights[b] > block_weights[a]):
+            side = b
+    return side
+
+
 @numba.njit(cache=True, nogil=True)
 def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
              pin_counts, block_weights, max_block_weights, movable, fruitless_limit):
@@ -75,15 +91,7 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
     best_moves = 0
     since_best = 0
     while True:
-        side = -1
-        best_key = np.int64(0)
-        if size0[0] > 0 and block_weights[1] + vertex_weights[heap0[0]] <= max_block_weights[1]:
-            side = 0
-            best_key = keys[heap0[0]]
-        if size1[0] > 0 and block_weights[0] + vertex_weights[heap1[0]] <= max_block_weights[0]:
-            key1 = keys[heap1[0]]
-            if side < 0 or key1 > best_key or (key1 == best_key and block_weights[1] > block_weights[0]):
-                side = 1
+        side = pick_side(0, 1, heap0, size0, heap1, size1, keys, vertex_weights, block_weights, max_block_weights)
         if side < 0:
             break
         v = heap_pop(heap0, keys, positions, size0) if side == 0 else heap_pop(heap1, keys, positions, size1)

@@ -130,17 +130,26 @@ def best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weig
     return best, best_gain
 
 
-@numba.njit(cache=True, nogil=True)
-def apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
-               block_weights, k):
+@numba.njit(cache=True, inline="always")
+def apply_move_strided(v, target, partition, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+                       block_weights, net_stride, block_stride):
+    """Move v to ``target``: Phi(e, b) at ``e * net_stride + b * block_stride`` (net-major: k, 1; block-major:
+    1, m), the block weights and the partition."""
     source = partition[v]
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
         e = incident_nets[q]
-        pin_counts[e * k + source] -= 1
-        pin_counts[e * k + target] += 1
+        pin_counts[e * net_stride + source * block_stride] -= 1
+        pin_counts[e * net_stride + target * block_stride] += 1
     block_weights[source] -= vertex_weights[v]
     block_weights[target] += vertex_weights[v]
     partition[v] = target
+
+
+@numba.njit(cache=True, nogil=True)
+def apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+               block_weights, k):
+    apply_move_strided(v, target, partition, vertex_offsets, incident_nets, vertex_weights, pin_counts,
+                       block_weights, k, 1)
 
 
 @numba.njit(cache=True, inline="always")
