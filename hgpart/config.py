@@ -76,7 +76,11 @@ class InitialConfig:
     gpu_fm_candidates : int
         ``fm_candidates`` on the GPU path, where this phase runs on the host while the device waits: on
         grid 1M (k = 8 and 32, three seeds each; the GPU path's CPU twin) 5 candidates gave as good a final
-        km1 as 20 and cut the phase from 0.49 to 0.19 s (k = 8) and 2.2 to 0.8 s (k = 32).
+        km1 as 20 and cut the phase from 0.49 to 0.19 s (k = 8) and 2.2 to 0.8 s (k = 32). Only on inputs of
+        more than ``RefinementConfig.gpu_v_cycle_max_pins`` pins: on the small ones (all of ../shared/data)
+        the GPU path's twin had 1.085 / 1.090x the CPU path's km1 on avqlarge k = 8 / 32 with 5 candidates
+        and 0.955 / 0.978x with 20 (../shared/data table, geometric mean 1.027 -> 1.001; 47 s for its 12
+        partitions on a 2-core machine).
     pins_per_thread : int
         The portfolio's parallel loops run on at most ceil(pins / pins_per_thread) of numba's threads: on
         a small coarsest level, starting a parallel loop on many threads costs more than it saves (grid 1M

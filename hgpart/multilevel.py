@@ -153,12 +153,14 @@ def partition(hypergraph: Hypergraph, k: int, epsilon: float = 0.03, objective: 
     return PartitionResult(blocks, metrics, seconds, levels, device, memory)
 
 
-def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, device="cpu") -> np.ndarray:
+def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, device="cpu",
+             input_pins=0) -> np.ndarray:
     """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays): its
     recursion and runs on as many threads as the caller's numba threads (or ``recursion_threads``), its
     parallel loops on at most ceil(pins / ``pins_per_thread``) numba threads; on the GPU path with
-    ``gpu_fm_candidates``; FM with ``fm_min_improvement`` where the level has more than pin_budget / 20 pins."""
-    if device == "gpu":
+    ``gpu_fm_candidates`` where the input has more than ``gpu_v_cycle_max_pins`` pins (``input_pins``); FM
+    with ``fm_min_improvement`` where the level has more than pin_budget / 20 pins."""
+    if device == "gpu" and input_pins > config.refinement.gpu_v_cycle_max_pins:
         config = replace(config, initial=replace(config.initial, fm_candidates=config.initial.gpu_fm_candidates))
     if coarsest.num_pins > config.initial.pin_budget // 20:
         config = replace(config, refinement=replace(config.refinement,
@@ -210,7 +212,8 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     coarsened = time.perf_counter()
     coarsest = level_to_host(hierarchy.coarsest) if hierarchy.levels else hypergraph
     coarsest_fixed = None if hierarchy.coarsest_fixed is None else to_host(hierarchy.coarsest_fixed)
-    blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, "gpu")
+    blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, "gpu",
+                      hypergraph.num_pins)
     initialized = time.perf_counter()
     blocks = uncoarsen_on_device(hierarchy, blocks, k, max_weights, config, cut_objective)
     input_level = hierarchy.levels[0][0] if hierarchy.levels else hierarchy.coarsest

@@ -239,7 +239,8 @@ def twin_partition(hypergraph, k, objective, seed, preset="default", config=None
     config = config or make_config(k, 0.03, objective, seed, preset)
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
     hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
-    blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu")
+    blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu",
+                      hypergraph.num_pins)
     blocks = uncoarsen_jet(hierarchy, blocks, k, bounds, config, objective == "cut")
     for _ in range(gpu_v_cycles(hypergraph, config)):
         blocks = v_cycle(hypergraph, blocks, k, 0.03, bounds, config, objective == "cut",

@@ -424,8 +424,9 @@ def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
 
 def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkeypatch):
     """_initial runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the caller's
-    count, and on the GPU path refines gpu_fm_candidates runs by FM; the partition is the same on any
-    number of numba threads and of recursion threads (whose workers run on one numba thread each)."""
+    count, and on the GPU path refines gpu_fm_candidates runs by FM where the input has more than
+    gpu_v_cycle_max_pins pins (else fm_candidates); the partition is the same on any number of numba threads
+    and of recursion threads (whose workers run on one numba thread each)."""
     from dataclasses import replace
 
     import numba
@@ -448,15 +449,19 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
     before = numba.get_num_threads()
     config = make_config(k, seed=3)
     results = []
-    for per_thread, device, workers in ((10**9, "cpu", 1), (1, "cpu", 1), (10**9, "gpu", 1), (1, "cpu", 3)):
+    large = config.refinement.gpu_v_cycle_max_pins + 1
+    for per_thread, device, workers, input_pins in ((10**9, "cpu", 1, large), (1, "cpu", 1, 0),
+                                                    (10**9, "gpu", 1, large), (1, "cpu", 3, 0),
+                                                    (10**9, "gpu", 1, large - 1)):
         seen.update(threads=set(), fm=0)
         config = replace(config, initial=replace(config.initial, pins_per_thread=per_thread, fm_candidates=7,
                                                  gpu_fm_candidates=2, recursion_threads=workers))
-        blocks = multilevel._initial(hypergraph, None, k, 0.03, bounds, config, False, device)
+        blocks = multilevel._initial(hypergraph, None, k, 0.03, bounds, config, False, device, input_pins)
         assert numba.get_num_threads() == before
         assert seen["threads"] == ({1} if per_thread > 1 or workers > 1 else {before}), (per_thread, workers)
-        assert seen["fm"] == 3 * (7 if device == "cpu" else 2)  # three bisections for k = 4
-        if device == "cpu":
+        fewer = device == "gpu" and input_pins == large
+        assert seen["fm"] == 3 * (2 if fewer else 7)  # three bisections for k = 4
+        if not fewer:
             results.append(blocks)
     for blocks in results[1:]:
         np.testing.assert_array_equal(blocks, results[0])
