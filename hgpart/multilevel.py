@@ -29,7 +29,6 @@ from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
 from .refinement import rebalance_partition, refine
-from .refinement.gains import compute_pin_counts, objective_from_pin_counts
 from .refinement.pair_fm import pair_fm
 
 
@@ -239,17 +238,15 @@ def host_fm(hypergraph: Hypergraph, blocks, k, max_weights, config: PartitionCon
         return refine(hypergraph, blocks, k, max_weights, replace(refinement, lp_rounds=0), cut_objective, movable)
     if cut_objective or not refinement.gpu_pair_fm_sweeps:
         return blocks
-    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
-    km1 = objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, False)
-    cut = objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, True)
-    if cut == 0 or km1 < refinement.gpu_pair_fm_min_connectivity * cut:
+    metrics = evaluate(hypergraph, blocks, k)  # lambda(e) by bit sets: no pin counts of m * k entries here
+    if metrics.cut == 0 or metrics.km1 < refinement.gpu_pair_fm_min_connectivity * metrics.cut:
         return blocks
     blocks = np.array(blocks, dtype=np.int32)
     light = np.diff(hypergraph.vertex_offsets) <= refinement.gpu_pair_fm_max_degree
     movable = light if movable is None else movable & light
     pair_fm(hypergraph, blocks, scatter_sum(blocks, hypergraph.vertex_weights, k), max_weights, k, movable,
             refinement.gpu_pair_fm_sweeps, refinement.gpu_pair_fm_fruitless_moves,
-            refinement.gpu_pair_fm_min_improvement, int(km1))
+            refinement.gpu_pair_fm_min_improvement, metrics.km1)
     return blocks
 
 
