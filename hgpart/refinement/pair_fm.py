@@ -7,9 +7,10 @@ moves, and FM runs on other, disjoint pairs touch other entries of Phi, other bl
 vertices: the pairs of a round run on parallel threads, and the result is the same on any number of them.
 
 A sweep is a round-robin schedule (the circle method): k - 1 rounds (k even; k rounds for odd k) of
-about k / 2 disjoint pairs, so every pair meets once. Sweeps repeat while they gain. This is the pairwise
-refinement of KaFFPa and of the older KaHyPar-K, in parallel; it replaces k-way FM where the latter's
-O(k) re-rating of every pin of a changed net takes too long (the GPU path's last step on large inputs).
+about k / 2 disjoint pairs, so every pair meets once. Sweeps repeat while they gain. This is pairwise
+refinement as KaFFPa runs it on the quotient graph, with the pairs of a round in parallel; it replaces
+k-way FM where the latter's O(k) re-rating of every pin of a changed net takes too long (the GPU path's
+last step on large inputs).
 
 Phi is kept block-major here (``block_pin_counts[b * m + e]``): a pair reads two rows of m entries, which
 stay in cache, where the net-major layout of :mod:`.gains` spreads them over m * k entries (154 MB at 300k
@@ -28,8 +29,9 @@ from .heap import heap_pop, heap_push_or_update
 
 
 def round_robin(k: int) -> np.ndarray:
-    """The circle method's schedule: int32[rounds, k // 2 ... (k + 1) // 2, 2] block pairs, -1 padding;
-    each unordered pair of blocks meets in exactly one round, and the pairs of a round are disjoint."""
+    """The circle method's schedule: int32[rounds, ceil(k / 2), 2] block pairs (smaller block first; -1 pads
+    a round of odd k); each unordered pair of blocks meets in exactly one round, and the pairs of a round
+    are disjoint."""
     slots = k + (k % 2)  # odd k: one slot is a bye
     rounds = np.full((slots - 1, slots // 2, 2), -1, dtype=np.int32)
     for r in range(slots - 1):
