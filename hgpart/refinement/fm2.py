@@ -17,33 +17,65 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .gains import apply_move, is_boundary, roll_back, track_best_prefix
+from .gains import apply_move, roll_back, track_best_prefix
 from .heap import heap_pop, heap_push_or_update
+
+
+@numba.njit(cache=True, inline="always")
+def two_way_gain(v, own, other, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, net_stride,
+                 block_stride):
+    """Exact km1 gain (int64) of moving v from block ``own`` to ``other``, sum over its nets e with |e| >= 2
+    of w(e) ([Phi(e, own) = 1] - [Phi(e, other) = 0]), with Phi(e, b) at ``e * net_stride + b *
+    block_stride`` (net-major: k, 1; block-major: 1, m); and whether one of those nets has a pin in
+    ``other`` (v is on the boundary between the two)."""
+    gain = np.int64(0)
+    touches = False
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        if net_offsets[e + 1] - net_offsets[e] < 2:
+            continue
+        if pin_counts[e * net_stride + own * block_stride] == 1:
+            gain += net_weights[e]
+        if pin_counts[e * net_stride + other * block_stride] == 0:
+            gain -= net_weights[e]
+        else:
+            touches = True
+    return gain, touches
 
 
 @numba.njit(cache=True, nogil=True)
 def initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts):
     """Exact gain (int64) of moving v to the other side of a bipartition with pin counts ``pin_counts``
-    (int32[2 m]): sum over its nets e with |e| >= 2 of w(e) ([Phi(e, own) = 1] - [Phi(e, other) = 0])."""
+    (int32[2 m]): :func:`two_way_gain`."""
     own = partition[v]
-    gain = np.int64(0)
-    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-        e = incident_nets[q]
-        if net_offsets[e + 1] - net_offsets[e] < 2:
-            continue
-        if pin_counts[2 * e + own] == 1:
-            gain += net_weights[e]
-        if pin_counts[2 * e + 1 - own] == 0:
-            gain -= net_weights[e]
-    return gain
+    return two_way_gain(v, own, 1 - own, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, 2,
+                        1)[0]
 
 
 @numba.njit(cache=True, inline="always")
-def _bump(x, delta, partition, heap0, heap1, keys, positions, size0, size1):
-    if partition[x] == 0:
-        heap_push_or_update(heap0, keys, positions, size0, x, keys[x] + delta)
+def delta_gain(w, in_source, in_target, own, side, target):
+    """How the gain of a free pin in block ``own`` changes when a pin of its net (weight w) moves from
+    ``side`` to ``target``; ``in_source`` and ``in_target``: the net's pins there before the move. Only
+    when in_target <= 1 or in_source <= 2 can it be non-zero (the rules in this module's docstring)."""
+    delta = np.int64(0)
+    if in_target == 0:
+        delta += w
+    elif in_target == 1 and own == target:
+        delta -= w
+    if in_source == 1:  # the moved pin was alone: after the move no pin is left in the source
+        delta -= w
+    elif in_source == 2 and own == side:
+        delta += w
+    return delta
+
+
+@numba.njit(cache=True, inline="always")
+def bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b):
+    """Add ``delta`` to x's key in the heap of its side (``heap_a`` when x is in block a), inserting it."""
+    if partition[x] == a:
+        heap_push_or_update(heap_a, keys, positions, size_a, x, keys[x] + delta)
     else:
-        heap_push_or_update(heap1, keys, positions, size1, x, keys[x] + delta)
+        heap_push_or_update(heap_b, keys, positions, size_b, x, keys[x] + delta)
 
 
 @numba.njit(cache=True, inline="always")
@@ -79,10 +111,11 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
     free = movable.copy()
     for v in range(n):  # every free vertex gets its gain; boundary vertices start in the heaps, the others
         if free[v]:        # enter on their first gain update
-            keys[v] = initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                    pin_counts)
-            if is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, 2):
-                _bump(v, 0, partition, heap0, heap1, keys, positions, size0, size1)
+            own = partition[v]
+            keys[v], touches = two_way_gain(v, own, 1 - own, net_offsets, vertex_offsets, incident_nets,
+                                            net_weights, pin_counts, 2, 1)
+            if touches:
+                bump(v, 0, 0, partition, heap0, heap1, keys, positions, size0, size1)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     num_moves = 0
@@ -110,17 +143,9 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
                     x = pin_vertices[p]
                     if not free[x]:
                         continue
-                    delta = np.int64(0)
-                    if in_target == 0:
-                        delta += w
-                    elif in_target == 1 and partition[x] == target:
-                        delta -= w
-                    if in_source == 1:  # v was alone: after the move no pin is left in the source
-                        delta -= w
-                    elif in_source == 2 and partition[x] == side:
-                        delta += w
+                    delta = delta_gain(w, in_source, in_target, partition[x], side, target)
                     if delta != 0:
-                        _bump(x, delta, partition, heap0, heap1, keys, positions, size0, size1)
+                        bump(x, delta, 0, partition, heap0, heap1, keys, positions, size0, size1)
         total += keys[v]
         apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
                    block_weights, 2)

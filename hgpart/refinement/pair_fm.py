@@ -23,9 +23,10 @@ import numba
 import numpy as np
 
 from ..parallel import runs_serially
-from .fm2 import pick_side
+from ..hypergraph import transpose_csr
+from .fm2 import bump, delta_gain, pick_side, two_way_gain
 from .gains import apply_move_strided, track_best_prefix
-from .heap import heap_pop, heap_push_or_update
+from .heap import heap_pop
 
 
 def round_robin(k: int) -> np.ndarray:
@@ -52,39 +53,13 @@ def block_pin_counts_of(net_offsets, pin_vertices, partition, k):
     return block_pin_counts
 
 
-@numba.njit(cache=True, inline="always")
-def _pair_gain(v, own, other, net_offsets, vertex_offsets, incident_nets, net_weights, block_pin_counts):
-    """km1 gain (int64) of moving v from ``own`` to ``other``, and whether a net of v has a pin in ``other``."""
-    m = net_offsets.shape[0] - 1
-    gain = np.int64(0)
-    touches = False
-    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-        e = incident_nets[q]
-        if net_offsets[e + 1] - net_offsets[e] < 2:
-            continue
-        if block_pin_counts[own * m + e] == 1:
-            gain += net_weights[e]
-        if block_pin_counts[other * m + e] == 0:
-            gain -= net_weights[e]
-        else:
-            touches = True
-    return gain, touches
-
-
-@numba.njit(cache=True, inline="always")
-def _bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b):
-    if partition[x] == a:
-        heap_push_or_update(heap_a, keys, positions, size_a, x, keys[x] + delta)
-    else:
-        heap_push_or_update(heap_b, keys, positions, size_b, x, keys[x] + delta)
-
-
 @numba.njit(cache=True, nogil=True)
 def pair_fm_pass(a, b, block_offsets, block_members, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                  net_weights, vertex_weights, partition, block_pin_counts, block_weights, max_block_weights, movable,
                  fruitless_limit, keys, positions, free):
     """One 2-way FM pass between blocks a and b (their vertices: ``block_members`` in the ranges of
-    ``block_offsets``); returns the km1 gain kept (>= 0). Writes only rows a and b of ``block_pin_counts``
+    ``block_offsets``, as :func:`~hgpart.hypergraph.transpose_csr` of the partition lists them); returns the
+    km1 gain kept (>= 0). Writes only rows a and b of ``block_pin_counts``
     (:func:`block_pin_counts_of`), ``block_weights`` of a and b, and ``partition``, ``keys``, ``positions``
     and ``free`` (int64[n], int64[n], bool[n]; False on entry and on return) of the pair's vertices."""
     m = net_offsets.shape[0] - 1
@@ -101,10 +76,10 @@ def pair_fm_pass(a, b, block_offsets, block_members, net_offsets, pin_vertices, 
             if not movable[v]:
                 continue
             free[v] = True  # every free vertex gets its gain; those with a net in the other block start in
-            keys[v], touches = _pair_gain(v, block, other, net_offsets, vertex_offsets, incident_nets,  # a heap
-                                          net_weights, block_pin_counts)
+            keys[v], touches = two_way_gain(v, block, other, net_offsets, vertex_offsets, incident_nets,  # a heap
+                                            net_weights, block_pin_counts, 1, m)
             if touches:
-                _bump(v, 0, a, partition, heap_a, heap_b, keys, positions, size_a, size_b)
+                bump(v, 0, a, partition, heap_a, heap_b, keys, positions, size_a, size_b)
     moved = np.empty(max(count, 1), dtype=np.int32)
     num_moves, best_moves, since_best = 0, 0, 0
     total, best_total = np.int64(0), np.int64(0)
@@ -129,17 +104,9 @@ def pair_fm_pass(a, b, block_offsets, block_members, net_offsets, pin_vertices, 
                     own = partition[x]
                     if (own != a and own != b) or not free[x]:  # other pairs' vertices never enter a or b
                         continue
-                    delta = np.int64(0)
-                    if in_target == 0:
-                        delta += w
-                    elif in_target == 1 and own == target:
-                        delta -= w
-                    if in_source == 1:
-                        delta -= w
-                    elif in_source == 2 and own == side:
-                        delta += w
+                    delta = delta_gain(w, in_source, in_target, own, side, target)
                     if delta != 0:
-                        _bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b)
+                        bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b)
         total += keys[v]
         apply_move_strided(v, target, partition, vertex_offsets, incident_nets, vertex_weights, block_pin_counts,
                            block_weights, 1, m)
@@ -193,22 +160,6 @@ def _round_parallel(pairs, net_offsets, pin_vertices, vertex_offsets, incident_n
     return gains.sum()
 
 
-@numba.njit(cache=True, nogil=True)
-def blocks_as_lists(partition, k):
-    """The vertices of each block, in id order: (block_offsets int64[k + 1], block_members int32[n])."""
-    block_offsets = np.zeros(k + 1, dtype=np.int64)
-    for v in range(partition.shape[0]):
-        block_offsets[partition[v] + 1] += 1
-    for b in range(k):
-        block_offsets[b + 1] += block_offsets[b]
-    cursor = block_offsets[:k].copy()
-    block_members = np.empty(partition.shape[0], dtype=np.int32)
-    for v in range(partition.shape[0]):
-        block_members[cursor[partition[v]]] = v
-        cursor[partition[v]] += 1
-    return block_offsets, block_members
-
-
 def pair_fm(hypergraph, partition, block_weights, max_block_weights, k, movable, sweeps, fruitless_limit,
             min_improvement: float = 0.0, km1: int = 0) -> int:
     """Up to ``sweeps`` round-robin sweeps of pairwise km1 FM (:func:`pair_fm_pass` on the disjoint pairs of
@@ -224,11 +175,12 @@ def pair_fm(hypergraph, partition, block_weights, max_block_weights, k, movable,
     positions = np.full(n, -1, dtype=np.int64)
     free = np.zeros(n, dtype=np.bool_)
     run_round = _round_serial if runs_serially(h.num_pins) else _round_parallel
+    one_per_vertex = np.arange(n + 1, dtype=np.int64)
     total = 0
     for _ in range(sweeps):
         gained = 0
         for pairs in round_robin(k):
-            block_offsets, block_members = blocks_as_lists(partition, k)
+            block_offsets, block_members = transpose_csr(one_per_vertex, partition, k)  # each block's vertices
             gained += int(run_round(pairs, h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
                                     h.net_weights, h.vertex_weights, partition, block_pin_counts, block_weights,
                                     max_block_weights, movable, fruitless_limit, keys, positions, free,
