@@ -106,6 +106,39 @@ def test_staged_uploads_arrive_whole():
         np.testing.assert_array_equal(to_host(to_device(array)), array)
 
 
+@cuda.jit
+def _affine_kernel(values, steps, scale, offset, flag, out):
+    """out[i] = values[i] * scale + offset + steps[i % len(steps)] (+ 1 with ``flag``): arrays of two dtypes
+    and three kinds of scalar."""
+    for i in range(cuda.grid(1), out.shape[0], cuda.gridsize(1)):
+        out[i] = values[i] * scale + offset + steps[i % steps.shape[0]] + (1 if flag else 0)
+
+
+@pytest.mark.gpu
+def test_launch_passes_arguments_as_numba_does():
+    """:func:`launch` after its first launch of a kind of arguments packs them itself: CuPy arrays (whole
+    and sliced), numba views and scalars of each kind give what numba's own launch gives, launch after
+    launch; an array not in C order goes through numba every time."""
+    from hgpart.cuda.arrays import _LAUNCHERS, SIMULATED, grid, kernel_view, launch, xp
+    from hgpart.device import gpu_available
+
+    if SIMULATED or not gpu_available():
+        pytest.skip("no GPU")
+    x = xp()
+    values = x.arange(1000, dtype=x.int64) * 3
+    steps = x.arange(7, dtype=x.int32)
+    for rep in range(3):
+        for scale, offset, flag in ((2, 5, True), (np.int64(-1), 1.0, False), (3, np.float64(0.5), True)):
+            for source in (values, values[100:600], kernel_view(values[:400]), values[::2]):
+                out = x.zeros(source.shape[0], dtype=x.float64)
+                expected = x.zeros_like(out)
+                launch(_affine_kernel, grid(out.shape[0]), source, steps, scale, offset, flag, out)
+                _affine_kernel[grid(out.shape[0])](kernel_view(source) if hasattr(source, "get") else source,
+                                                   kernel_view(steps), scale, offset, flag, kernel_view(expected))
+                assert x.array_equal(out, expected)
+    packed = [key for key, handle in _LAUNCHERS.items() if key[0] is _affine_kernel and handle]
+    assert len(packed) == 3  # one per kind of (scale, offset); values[::2] is never packed
+
 @pytest.mark.gpu
 def test_device_contraction_equals_cpu():
     from hgpart.coarsening.contraction import contract

@@ -63,7 +63,7 @@ import numpy as np
 from numba import cuda, float64, int32, int64, uint32, uint64
 
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, cached_kernel, count_nonzero,
-                           grid, kernel_view, launch, scalar, to_device, to_host, xp)
+                           grid, launch, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (LOW32, add_halves, halves_value, pointer_double_kernel, scatter, scatter_add_kernel,
                                scatter_max_kernel, scatter_min_kernel, segment_items)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
@@ -738,6 +738,16 @@ class _Clock:
             self.last = now
 
 
+_POOL_LIMITS: list = []
+
+
+def _pool_limits():
+    """POOL_LIMITS on the device, copied once."""
+    if not _POOL_LIMITS:
+        _POOL_LIMITS.append(to_device(np.array(POOL_LIMITS, dtype=np.int64)))
+    return _POOL_LIMITS[0]
+
+
 class DevicePlan:
     """The binned work of one level on the device: which kernel rates which vertex, fixed for the level's
     proposal rounds (``propose``). ``level`` is a dict of device arrays (see :mod:`.gpu_contraction`).
@@ -760,7 +770,7 @@ class DevicePlan:
         work = running[vertex_offsets[1:]] - running[vertex_offsets[:-1]]
         rated_vertices = count_nonzero(work)  # only they can be neighbours
         self.bound = x.minimum(work, max(rated_vertices - 1, 1))
-        pooled = x.searchsorted(x.asarray(np.array(POOL_LIMITS, dtype=np.int64)), self.bound, side="left")
+        pooled = x.searchsorted(_pool_limits(), self.bound, side="left")
         bins = x.where(self.bound > limits[3], GLOBAL_BIN, x.where(
             self.bound > limits[1], BLOCK_BIN,
             x.where(work > limits[2], SPLIT_BIN, x.where(self.bound > limits[0], WIDE_BIN, pooled))))
@@ -779,17 +789,14 @@ class DevicePlan:
 
         self.wide = members(WIDE_BIN)
         self.block = members(BLOCK_BIN)
-        degree = vertex_offsets[1:] - vertex_offsets[:-1]
-        split, heavy = members(SPLIT_BIN), members(GLOBAL_BIN)
-        self.split_batches = self._heavy_batches(split, to_host(self.bound[split]), to_host(degree[split]), SPLIT_NETS)
-        self.heavy_batches = self._heavy_batches(heavy, to_host(self.bound[heavy]), to_host(degree[heavy]), WARP_SIZE)
-        self.views = {name: kernel_view(array) for name, array in (
-            ("ratings", ratings), ("order", self.order), ("bin_starts", self.bin_starts),
-            ("group_starts", self.group_starts), ("wide", self.wide), ("block", self.block), ("bound", self.bound),
-            *((name, level[name]) for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets",
-                                                "vertex_weights")))}
+        self.split_batches = self._heavy_batches(members(SPLIT_BIN), SPLIT_NETS)
+        self.heavy_batches = self._heavy_batches(members(GLOBAL_BIN), WARP_SIZE)
+        self.arrays = {"ratings": ratings, "order": self.order, "bin_starts": self.bin_starts,
+                       "group_starts": self.group_starts, "wide": self.wide, "block": self.block, "bound": self.bound,
+                       **{name: level[name] for name in ("net_offsets", "pin_vertices", "vertex_offsets",
+                                                         "incident_nets", "vertex_weights")}}
 
-    def _heavy_batches(self, heavy, bounds: np.ndarray, degrees: np.ndarray, nets_per_item: int) -> list:
+    def _heavy_batches(self, heavy, nets_per_item: int) -> list:
         """Vertices rated by many warps, in batches whose global tables fit HEAVY_TABLE_BUDGET slots, with
         their work items (``nets_per_item`` incident nets each): item_vertex (index into the batch) and
         item_first (first net). The table arrays are shared by the batches (emptied after each use)."""
@@ -797,6 +804,8 @@ class DevicePlan:
         batches = []
         if heavy.shape[0] == 0:
             return batches
+        vertex_offsets = self.level["vertex_offsets"]
+        bounds, degrees = to_host(self.bound[heavy]), to_host(vertex_offsets[heavy + 1] - vertex_offsets[heavy])
         sizes = np.left_shift(np.int64(1), np.ceil(np.log2(np.maximum(2 * bounds, MIN_TABLE))).astype(np.int64))
         start = 0
         while start < heavy.shape[0]:
@@ -813,7 +822,7 @@ class DevicePlan:
             item_first = self.level["vertex_offsets"][vertices[item_vertex_d]] + to_device(rank * nets_per_item)
             batches.append({"vertices": vertices, "table_offsets": to_device(table_offsets),
                             "item_vertex": item_vertex_d, "item_first": item_first.astype(x.int64),
-                            "slots": int(table_offsets[-1]), "views": {}})
+                            "slots": int(table_offsets[-1])})
             start = stop
         largest = max(batch["slots"] for batch in batches)
         keys = x.full(largest, -1, dtype=x.int32)  # shared by the batches: emptied by heavy_best_kernel
@@ -829,9 +838,6 @@ class DevicePlan:
             batch["top_length"] = x.zeros(count, dtype=x.int32)
             batch["top_floor"] = x.zeros(count, dtype=x.float64)
             batch["top_kind"] = x.zeros(count, dtype=x.uint8)  # no list yet
-            batch["views"] = {name: kernel_view(batch[name]) for name in (
-                "vertices", "item_vertex", "item_first", "table_offsets", "keys", "values", "used", "fill", "skip",
-                *TOP_FIELDS)}
         return batches
 
     def propose(self, merge_key, cluster_weight, partner, proposals, only_unmatched: bool, rerate_only: bool = False):
@@ -842,41 +848,41 @@ class DevicePlan:
         with ``rerate_only`` (matching rounds after the first) only vertices whose target got matched are
         rated again.
         """
-        view, static = kernel_view, self.views
+        static = self.arrays
         tables = [static[name] for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets")]
-        ratings, partner_v, proposals_v = static["ratings"], view(partner), view(proposals)
-        merge_key_v, cluster_weight_v = view(merge_key), view(cluster_weight)
-        arguments = (*tables, ratings, static["vertex_weights"], merge_key_v, partner_v, cluster_weight_v,
-                     self.max_weight, self.weight_penalty, only_unmatched, rerate_only)
+        ratings = static["ratings"]
+        arguments = (*tables, ratings, static["vertex_weights"], merge_key, partner, cluster_weight, self.max_weight,
+                     self.weight_penalty, only_unmatched, rerate_only)
         clock = _Clock(self.timings)
         if self.pool_groups:
             blocks = _blocks(-(-self.pool_groups // POOL_WARPS), 8)
-            pooled_propose_kernel[blocks, POOL_WARPS * WARP_SIZE](*arguments, static["order"], static["bin_starts"],
-                                                                  static["group_starts"], proposals_v)
+            launch(pooled_propose_kernel, (blocks, POOL_WARPS * WARP_SIZE), *arguments, static["order"],
+                   static["bin_starts"], static["group_starts"], proposals)
             clock.lap("pooled")
         if self.wide.shape[0]:
-            wide_propose_kernel[_blocks(self.wide.shape[0], 9), WARP_SIZE](*arguments, static["wide"],
-                                                                          static["bound"], proposals_v)
+            launch(wide_propose_kernel, (_blocks(self.wide.shape[0], 9), WARP_SIZE), *arguments, static["wide"],
+                   static["bound"], proposals)
             clock.lap("wide")
         if self.block.shape[0]:
-            block_arguments = (*arguments, static["block"], static["bound"], proposals_v)
+            block_arguments = (*arguments, static["block"], static["bound"], proposals)
             allow_dynamic_shared(block_propose_kernel, block_arguments, BLOCK_TABLE * 8)
-            block_propose_kernel[_blocks(self.block.shape[0], 2), HEAVY_BLOCK, 0, BLOCK_TABLE * 8](*block_arguments)
+            launch(block_propose_kernel, (_blocks(self.block.shape[0], 2), HEAVY_BLOCK, 0, BLOCK_TABLE * 8),
+                   *block_arguments)
             clock.lap("block")
         for kernel, batches, per_block in ((split_rate_kernel, self.split_batches, 1),
                                            (heavy_rate_kernel, self.heavy_batches, HEAVY_WARPS)):
             for batch in batches:
-                b = batch["views"]
+                b = batch
                 table = (b["table_offsets"], b["keys"], b["values"], b["used"], b["fill"])
                 top = tuple(b[name] for name in TOP_FIELDS)
-                heavy_listed_kernel[grid(batch["vertices"].shape[0])](*arguments[5:], b["vertices"], *top, b["skip"],
-                                                                      proposals_v)
+                launch(heavy_listed_kernel, grid(batch["vertices"].shape[0]), *arguments[5:], b["vertices"], *top,
+                       b["skip"], proposals)
                 clock.lap("listed")
-                kernel[_blocks(-(-batch["item_vertex"].shape[0] // per_block), 8), HEAVY_BLOCK](
-                    *tables, ratings, b["vertices"], b["item_vertex"], b["item_first"], *table, b["skip"])
+                launch(kernel, (_blocks(-(-batch["item_vertex"].shape[0] // per_block), 8), HEAVY_BLOCK),
+                       *tables, ratings, b["vertices"], b["item_vertex"], b["item_first"], *table, b["skip"])
                 clock.lap("split" if kernel is split_rate_kernel else "global")
-                heavy_best_kernel[_blocks(batch["vertices"].shape[0], 8), HEAVY_BLOCK](
-                    *arguments[5:], b["vertices"], *table, b["skip"], *top, proposals_v)
+                launch(heavy_best_kernel, (_blocks(batch["vertices"].shape[0], 8), HEAVY_BLOCK), *arguments[5:],
+                       b["vertices"], *table, b["skip"], *top, proposals)
                 clock.lap("best")
         return proposals
 
@@ -992,7 +998,7 @@ def compute_clustering_device(level: dict, max_weight: int, config, merge_key=No
     proposals = x.full(n, -1, dtype=x.int32)
     for round_index in range(config.matching_rounds):  # no early stop: it would wait for the device each round
         plan.propose(merge_key, level["vertex_weights"], partner, proposals, True, round_index > 0)
-        mutual_kernel[grid(n)](kernel_view(proposals), kernel_view(partner))
+        launch(mutual_kernel, grid(n), proposals, partner)
     return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals)
 
 

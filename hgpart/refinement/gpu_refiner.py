@@ -25,10 +25,8 @@ One round (:func:`refine_device`) moves many vertices at once and stays determin
 Moves are unconstrained by balance, as in Jet: refused moves into full blocks left evenly connected
 inputs far behind FM (see :mod:`.jet`).
 
-Every kernel is launched through :func:`.cuda.arrays.launch`, with views of the level's arrays (and of
-the buffers every round reuses) kept for the whole level: passed as they are, CuPy arrays cost numba a
-conversion and a stream synchronisation per argument and launch. Steps on short arrays are CuPy
-operations rather than numba kernels, whose launch costs more on the host.
+Every kernel is launched through :func:`.cuda.arrays.launch`, which passes CuPy arrays to the compiled
+kernel without numba's per-launch typing and conversion. Steps on short arrays are CuPy operations.
 
 :func:`rebalance_device` moves vertices out of overloaded blocks, least loss per unit of weight first.
 :mod:`.jet` is the CPU twin (njit, the same partitions) and :mod:`.jet_model` a plain numpy model of the
@@ -44,7 +42,7 @@ import math
 import numpy as np
 from numba import cuda, float64, int8, int32, int64
 
-from ..cuda.arrays import cached_kernel, grid, kernel_view, launch, to_device, to_host, xp
+from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel, segment_items
 from ..cuda.warp import WARP_SIZE, warp_argmax
 from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
@@ -405,14 +403,21 @@ class DeviceLevelState:
     k : int
     cut_objective : bool
         Which objective :meth:`apply` keeps up to date (``status``).
+    max_block_weights : int64[k] (host or device), optional
+        The bounds :meth:`overloaded` checks.
 
     Attributes
     ----------
     status : device int64[2]
         Moves made by the last :meth:`apply`, and the current km1 (or cut).
+    block_weights : device int64[k]
+    host_block_weights : int64[k]
+    host_status : (int, int)
+        ``block_weights`` and ``status`` on the host, as of the last :meth:`apply` (they are one device buffer,
+        read in one copy).
     """
 
-    def __init__(self, level: dict, blocks, k: int, cut_objective: bool = False):
+    def __init__(self, level: dict, blocks, k: int, cut_objective: bool = False, max_block_weights=None):
         if k > MAX_K:
             raise ValueError(f"GPU refinement supports k <= {MAX_K}, got {k}")
         x = xp()
@@ -428,10 +433,16 @@ class DeviceLevelState:
         self.pin_counts = x.zeros(num_nets * k, dtype=x.int32)
         if num_pins:
             launch(pin_counts_kernel, grid(num_pins), pin_nets, level["pin_vertices"], blocks, k, self.pin_counts)
-        self.block_weights = block_weights_device(blocks, level["vertex_weights"], k)
+        self._summary = x.zeros(2 + k, dtype=x.int64)
+        self.status, self.block_weights = self._summary[:2], self._summary[2:]
+        scatter(scatter_add_kernel, blocks, level["vertex_weights"], self.block_weights)
         connectivity = self._connectivity()
         self.connectivity = connectivity.astype(x.int32) if cut_objective else x.zeros(1, dtype=x.int32)
-        self.status = x.asarray([0, self._objective(connectivity, cut_objective)], dtype=x.int64)
+        self.status[1] = self._objective(connectivity, cut_objective)
+        self._read_summary()
+        if max_block_weights is not None:
+            self.max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
+            self.host_bounds = np.asarray(to_host(self.max_block_weights), dtype=np.int64)
         self.no_locks = x.zeros(0, dtype=x.int8)
         n = level["vertex_offsets"].shape[0] - 1
         self.targets = x.empty(n, dtype=x.int32)
@@ -442,11 +453,10 @@ class DeviceLevelState:
         # threads per moved vertex in apply and the afterburner's keys: a warp when the level has hubs (a
         # thread would walk a hub's nets alone), else one (on a grid, 4 nets a vertex, a warp idles 28 lanes)
         self.lanes = WARP_SIZE if self.heavy.shape[0] else 1
-        self.views = {name: kernel_view(array) for name, array in level.items() if hasattr(array, "shape")}
-        self.views.update((name, kernel_view(getattr(self, name))) for name in (
+        self.arrays = {name: array for name, array in level.items() if hasattr(array, "shape")}
+        self.arrays.update((name, getattr(self, name)) for name in (
             "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks", "targets", "gains",
             "internals", "heavy", "chunk_heavy", "chunk_starts", "heavy_affinity", "heavy_adjacent", "heavy_sums"))
-        self._kept = []
 
     def _heavy_chunks(self, vertex_offsets):
         """The chunks of the heavy vertices' nets (``rate_heavy_chunks_kernel``): HEAVY_CHUNK_ROUNDS nets for
@@ -460,19 +470,6 @@ class DeviceLevelState:
         self.heavy_affinity = x.zeros(count * self.k, dtype=x.int64)
         self.heavy_adjacent = x.zeros(count * self.k, dtype=x.int8)
         self.heavy_sums = x.zeros(2 * count, dtype=x.int64)
-
-    def keep(self, array):
-        """Keep a view of a device array that later launches on this level pass again (:meth:`view`)."""
-        self._kept.append((array, kernel_view(array)))
-        return array
-
-    def view(self, array):
-        """The kept view of ``array``, else a new one (launches then skip numba's conversion of CuPy arrays,
-        about 45 microseconds an argument on the H100 machine)."""
-        for kept, view in self._kept:
-            if kept is array:
-                return view
-        return kernel_view(array)
 
     def _connectivity(self):
         k = self.k
@@ -497,23 +494,21 @@ class DeviceLevelState:
         the state's buffers: the next call overwrites them."""
         n = self.targets.shape[0]
         if n:
-            view, group = self.views, rating_group(self.k)
-            bounds, active = self.view(max_block_weights), self.view(active)
-            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS),
-                   view["net_offsets"], view["vertex_offsets"], view["incident_nets"], view["net_weights"],
-                   view["vertex_weights"], view["blocks"], view["pin_counts"], view["block_weights"], bounds, self.k,
-                   group, cut_objective, only_adjacent, active, tolerance, view["targets"], view["gains"],
-                   view["internals"])
+            arrays, group, bounds = self.arrays, rating_group(self.k), max_block_weights
+            level = [arrays[name] for name in ("net_offsets", "vertex_offsets", "incident_nets", "net_weights")]
+            launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS), *level,
+                   arrays["vertex_weights"], arrays["blocks"], arrays["pin_counts"], arrays["block_weights"], bounds,
+                   self.k, group, cut_objective, only_adjacent, active, tolerance, arrays["targets"],
+                   arrays["gains"], arrays["internals"])
             if self.heavy.shape[0]:
                 launch(rate_heavy_chunks_kernel, grid(self.chunk_heavy.shape[0] * RATE_THREADS, RATE_THREADS),
-                       view["chunk_heavy"], view["chunk_starts"], self.chunk_size, view["heavy"], view["net_offsets"],
-                       view["vertex_offsets"], view["incident_nets"], view["net_weights"], view["blocks"],
-                       view["pin_counts"], self.k, group, cut_objective, active, view["heavy_affinity"],
-                       view["heavy_adjacent"], view["heavy_sums"])
-                launch(pick_heavy_moves_kernel, grid(self.heavy.shape[0] * WARP_SIZE, RATE_THREADS), view["heavy"],
-                       view["vertex_weights"], view["blocks"], view["block_weights"], bounds, self.k, only_adjacent,
-                       active, tolerance, view["heavy_affinity"], view["heavy_adjacent"], view["heavy_sums"],
-                       view["targets"], view["gains"], view["internals"])
+                       arrays["chunk_heavy"], arrays["chunk_starts"], self.chunk_size, arrays["heavy"], *level,
+                       arrays["blocks"], arrays["pin_counts"], self.k, group, cut_objective, active,
+                       arrays["heavy_affinity"], arrays["heavy_adjacent"], arrays["heavy_sums"])
+                launch(pick_heavy_moves_kernel, grid(self.heavy.shape[0] * WARP_SIZE, RATE_THREADS),
+                       arrays["heavy"], arrays["vertex_weights"], arrays["blocks"], arrays["block_weights"], bounds,
+                       self.k, only_adjacent, active, tolerance, arrays["heavy_affinity"], arrays["heavy_adjacent"],
+                       arrays["heavy_sums"], arrays["targets"], arrays["gains"], arrays["internals"])
         return self.targets, self.gains, self.internals
 
     def apply(self, moving, destinations, accepted, locked=None):
@@ -522,14 +517,24 @@ class DeviceLevelState:
         (one read of the device)."""
         self.status[0] = 0
         if moving.shape[0]:
-            view = self.views
+            arrays = self.arrays
             launch(apply_moves_kernel, grid(moving.shape[0] * self.lanes), moving, destinations, accepted,
-                   view["net_offsets"], view["net_weights"], view["vertex_offsets"], view["incident_nets"],
-                   view["vertex_weights"], self.k, self.cut_objective, self.lanes, view["blocks"],
-                   view["pin_counts"], view["connectivity"], view["block_weights"],
-                   view["no_locks"] if locked is None else self.view(locked), view["status"])
-        moves, value = (int(item) for item in to_host(self.status))
-        return moves, value
+                   arrays["net_offsets"], arrays["net_weights"], arrays["vertex_offsets"], arrays["incident_nets"],
+                   arrays["vertex_weights"], self.k, self.cut_objective, self.lanes, arrays["blocks"],
+                   arrays["pin_counts"], arrays["connectivity"], arrays["block_weights"],
+                   arrays["no_locks"] if locked is None else locked, arrays["status"])
+        return self._read_summary()
+
+    def _read_summary(self):
+        """(moves, objective) of ``status``, with ``host_block_weights``: one copy from the device."""
+        summary = np.array(to_host(self._summary))
+        self.host_block_weights = summary[2:]
+        self.host_status = int(summary[0]), int(summary[1])
+        return self.host_status
+
+    def overloaded(self) -> bool:
+        """Whether a block weighed more than its bound (``max_block_weights``) after the last :meth:`apply`."""
+        return bool((self.host_block_weights > self.host_bounds).any())
 
     def afterburner(self, moving, destinations, cut_objective: bool):
         """Recomputed gains int64[len(moving)] of the ranked candidates ``moving`` (see the module doc)."""
@@ -545,12 +550,12 @@ class DeviceLevelState:
         if total == 0:
             return new_gains
         keys = x.empty(total, dtype=x.int64)
-        view, moving_view = self.views, kernel_view(moving)
-        launch(incidence_keys_kernel, grid(count * self.lanes), moving_view, view["vertex_offsets"],
-               view["incident_nets"], self.lanes, key_offsets, keys)
+        arrays = self.arrays
+        launch(incidence_keys_kernel, grid(count * self.lanes), moving, arrays["vertex_offsets"],
+               arrays["incident_nets"], self.lanes, key_offsets, keys)
         keys = x.sort(keys)
-        launch(afterburner_kernel, grid(total), keys, view["net_offsets"], view["net_weights"], moving_view,
-               view["blocks"], destinations, self.k, cut_objective, view["pin_counts"], new_gains)
+        launch(afterburner_kernel, grid(total), keys, arrays["net_offsets"], arrays["net_weights"], moving,
+               arrays["blocks"], destinations, self.k, cut_objective, arrays["pin_counts"], new_gains)
         return new_gains
 
 
@@ -601,7 +606,7 @@ def jet_round(state: DeviceLevelState, max_block_weights, unbounded, cut_objecti
     destinations = targets[moving]
     kept = state.afterburner(moving, destinations, cut_objective) >= 0
     moves, value = state.apply(moving, destinations, kept, locked)
-    if moves and bool((state.block_weights > max_block_weights).any()):
+    if moves and state.overloaded():
         balanced, rebalanced_value = _rebalance_state(state, max_block_weights, cut_objective, movable)
         value = rebalanced_value if balanced else None
     return moves, value
@@ -629,11 +634,9 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     n = level["vertex_offsets"].shape[0] - 1
     free = x.ones(n, dtype=x.int8) if movable is None else x.asarray(movable).astype(x.int8)
     free_mask = free.astype(x.bool_)
-    state = DeviceLevelState(level, blocks, k, cut_objective)
-    objective = [int(state.status[1])]
-    for array in (max_block_weights, unbounded, free):
-        state.keep(array)
-    lock_buffers = [state.keep(x.empty(n, dtype=x.int8)) for _ in range(2)]
+    state = DeviceLevelState(level, blocks, k, cut_objective, max_block_weights)
+    objective = [state.host_status[1]]
+    lock_buffers = [x.empty(n, dtype=x.int8) for _ in range(2)]
 
     def run_round(active):
         locked = lock_buffers[0] if active is not lock_buffers[0] else lock_buffers[1]  # not the one read now
@@ -656,9 +659,8 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
     x = xp()
     n = level["vertex_offsets"].shape[0] - 1
     movable = x.ones(n, dtype=x.bool_) if movable is None else x.asarray(movable).astype(x.bool_)
-    state = DeviceLevelState(level, blocks, k, cut_objective)
-    balanced, _ = _rebalance_state(state, x.asarray(max_block_weights, dtype=x.int64), cut_objective, movable,
-                                   max_rounds)
+    state = DeviceLevelState(level, blocks, k, cut_objective, max_block_weights)
+    balanced, _ = _rebalance_state(state, state.max_block_weights, cut_objective, movable, max_rounds)
     return state.blocks, balanced
 
 
@@ -667,12 +669,13 @@ def _rebalance_state(state: DeviceLevelState, max_block_weights, cut_objective: 
     """:func:`rebalance_device` on ``state`` (modified in place): (balanced, objective) on the host."""
     x = xp()
     vertex_weights = state.level["vertex_weights"]
-    value = int(state.status[1])
+    value = state.host_status[1]
+    weighted = movable & (vertex_weights > 0)
     for _ in range(max_rounds):
-        excess = state.block_weights - max_block_weights
-        if not bool((excess > 0).any()):
+        if not state.overloaded():
             return True, value
-        active = (movable & (excess[state.blocks] > 0) & (vertex_weights > 0)).astype(x.int8)
+        excess = state.block_weights - max_block_weights
+        active = (weighted & (excess[state.blocks] > 0)).astype(x.int8)
         targets, gains, _ = state.rate(max_block_weights, cut_objective, False, active)
         candidates = x.flatnonzero(targets >= 0).astype(x.int32)
         if candidates.shape[0] == 0:
@@ -692,7 +695,7 @@ def _rebalance_state(state: DeviceLevelState, max_block_weights, cut_objective: 
         moves, value = state.apply(ordered, destinations, accepted)
         if moves == 0:
             return False, value
-    return bool((state.block_weights <= max_block_weights).all()), value
+    return not state.overloaded(), value
 
 
 def upload_blocks(blocks: np.ndarray):
