@@ -161,6 +161,15 @@ class RefinementConfig:
         Mt-KaHyPar's at k=8 but the time from 9.3 to 41.8 s (Mt-KaHyPar 53.1 s), and at k=32 from 16.8 to
         104.4 s (Mt-KaHyPar 87.6 s): FM's re-rating of every pin of a changed net, at O(k) each, adds up to
         the sum of |e|^2 over the moves. Above it, pairwise FM (``gpu_pair_fm_*``) takes its place.
+    gpu_host_fm_level_fraction : float
+        With ``gpu_host_fm``, on inputs of at most ``gpu_v_cycle_max_pins`` pins: after Jet, the host's k-way
+        FM also refines every coarser level of at most this fraction of the input's pins (the partition goes
+        to the host and back; those levels are small). On levels of big nets Jet can stall where FM's move
+        sequences do not: bundle1 k=2 (770k pins, nets of 73 pins on average) stayed at the initial km1
+        1,863 through every level with Jet and reached 1,437 after the V-cycle and the final FM; with FM on
+        the levels at or below half the input's pins, 1,292, the CPU path's. On ../shared/data (GPU path's
+        CPU twin, ibm01, ibm03, avqlarge, bundle1; k = 2, 8, 32) the geometric mean against the CPU path went
+        from 1.001 to 0.988, every cell within 1.014 (before: bundle1 k=2 1.112). 0: only the input.
     gpu_pair_fm_sweeps : int
         GPU path, km1, inputs above ``gpu_v_cycle_max_pins`` pins: the host's last step is at most this many
         sweeps of pairwise FM (:mod:`hgpart.refinement.pair_fm`: 2-way FM on disjoint block pairs, in
@@ -194,6 +203,7 @@ class RefinementConfig:
     v_cycles: int = 1
     gpu_v_cycle_max_pins: int = 2_000_000
     gpu_host_fm: bool = True
+    gpu_host_fm_level_fraction: float = 0.5
     gpu_pair_fm_sweeps: int = 3
     gpu_pair_fm_min_improvement: float = 0.01
     gpu_pair_fm_fruitless_moves: int = 100

@@ -8,8 +8,9 @@ there and stays there; only the coarsest hypergraph (small) comes back for the C
 portfolio; projection and refinement (Jet-style rounds, :mod:`.refinement.gpu_refiner`) run on the device
 level by level, and the partition comes back once (once more per extra V-cycle, which coarsens again on
 the device with the partition as fixed blocks; up to ``gpu_v_cycle_max_pins`` pins). On those inputs the
-host's k-way FM then refines the input once more (``gpu_host_fm``); on larger ones, for km1, pairwise FM on
-parallel threads (:mod:`.refinement.pair_fm`) where the cut nets span many blocks."""
+host's k-way FM also refines, after Jet, each coarser level of at most half the input's pins
+(``gpu_host_fm_level_fraction``), and the input once more at the end (``gpu_host_fm``); on larger ones, for
+km1, pairwise FM on parallel threads (:mod:`.refinement.pair_fm`) where the cut nets span many blocks."""
 
 from __future__ import annotations
 
@@ -267,8 +268,10 @@ def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConf
     """GPU twin of :func:`uncoarsen` on a :class:`~.coarsening.coarsener.DeviceHierarchy`: the coarsest
     partition (host) goes to the device, is refined, projected (Eq. 5: a gather) and refined level by level
     (:func:`.refinement.gpu_refiner.refine_device`; a level that is over the bound, which only the
-    coarsest can be, is rebalanced on the device first), and comes back once. :func:`uncoarsen_jet` is its
-    CPU twin."""
+    coarsest can be, is rebalanced on the device first), and comes back once; on small inputs the coarser
+    levels also go to the host's FM after Jet (:func:`_host_fm_on_level`). :func:`uncoarsen_jet` is its CPU
+    twin."""
+    from .coarsening.gpu_contraction import level_to_host
     from .cuda.arrays import to_host
     from .refinement.gpu_refiner import balanced_on_device, rebalance_device, refine_device, upload_blocks
 
@@ -282,8 +285,13 @@ def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConf
         if not balanced_on_device(device_blocks, level["vertex_weights"], k, max_weights):
             device_blocks, _ = rebalance_device(level, device_blocks, k, max_weights, cut_objective,
                                                 movable(level_fixed))
-        return refine_device(level, device_blocks, k, max_weights, rounds, cut_objective, movable(level_fixed),
-                             tolerance)
+        device_blocks = refine_device(level, device_blocks, k, max_weights, rounds, cut_objective,
+                                      movable(level_fixed), tolerance)
+        if not _host_fm_on_level(level["pin_vertices"].shape[0], hierarchy.input.num_pins, config):
+            return device_blocks
+        host_movable = None if level_fixed is None else to_host(level_fixed) < 0
+        return upload_blocks(_level_fm(level_to_host(level), to_host(device_blocks), k, max_weights, config,
+                                       cut_objective, host_movable))
 
     device_blocks = refine_level(hierarchy.coarsest, upload_blocks(blocks), hierarchy.coarsest_fixed, tolerances[0])
     for (level, cluster, level_fixed, _), tolerance in zip(reversed(hierarchy.levels), tolerances[1:]):
@@ -299,13 +307,36 @@ def uncoarsen_jet(hierarchy, blocks, k, max_weights, config: PartitionConfig, cu
 
     rounds = config.refinement.gpu_rounds
     tolerances = _tolerances(len(hierarchy.levels), config)
+    input_pins = (hierarchy.levels[0].hypergraph if hierarchy.levels else hierarchy.coarsest).num_pins
+
+    def refine_level(hypergraph, blocks, movable, tolerance):
+        blocks = jet_refine(hypergraph, blocks, k, max_weights, rounds, cut_objective, movable, tolerance)
+        if not _host_fm_on_level(hypergraph.num_pins, input_pins, config):
+            return blocks
+        return _level_fm(hypergraph, blocks, k, max_weights, config, cut_objective, movable)
+
     movable = None if hierarchy.coarsest_fixed is None else hierarchy.coarsest_fixed < 0
-    blocks = jet_refine(hierarchy.coarsest, blocks, k, max_weights, rounds, cut_objective, movable, tolerances[0])
+    blocks = refine_level(hierarchy.coarsest, blocks, movable, tolerances[0])
     for level, tolerance in zip(reversed(hierarchy.levels), tolerances[1:]):
         blocks = project(blocks, level.cluster)
         movable = None if level.fixed is None else level.fixed < 0
-        blocks = jet_refine(level.hypergraph, blocks, k, max_weights, rounds, cut_objective, movable, tolerance)
+        blocks = refine_level(level.hypergraph, blocks, movable, tolerance)
     return blocks
+
+
+def _host_fm_on_level(level_pins: int, input_pins: int, config: PartitionConfig) -> bool:
+    """Whether the GPU path (and its twin) refines a coarser level of ``level_pins`` pins with the host's FM
+    after Jet: ``gpu_host_fm``, an input of at most ``gpu_v_cycle_max_pins`` pins, and a level of at most
+    ``gpu_host_fm_level_fraction`` of them (the input itself gets :func:`host_fm` at the end)."""
+    refinement = config.refinement
+    return (refinement.gpu_host_fm and input_pins <= refinement.gpu_v_cycle_max_pins and level_pins < input_pins
+            and level_pins <= refinement.gpu_host_fm_level_fraction * input_pins)
+
+
+def _level_fm(hypergraph, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool, movable):
+    """k-way FM (no LP rounds) on the host of a coarser level's partition (``_host_fm_on_level``)."""
+    return refine(hypergraph, blocks, k, max_weights, replace(config.refinement, lp_rounds=0), cut_objective,
+                  movable)
 
 
 def uncoarsen(hierarchy, blocks, k, max_weights, config: PartitionConfig, cut_objective: bool) -> np.ndarray:

@@ -1,6 +1,8 @@
 """GPU refinement (Jet-style rounds, afterburner, rebalancer) against its numpy model, whose gains are
 brute force; the model against the CPU path's gains; the GPU V-cycle against the CPU path."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -9,7 +11,7 @@ from hgpart.metrics import evaluate, max_block_weight
 from hgpart.refinement import jet_model
 from hgpart.refinement.gains import best_move, compute_pin_counts
 
-from .conftest import DATA
+from .conftest import DATA, SHARED
 
 REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
@@ -231,7 +233,8 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
 
 def twin_partition(hypergraph, k, objective, seed, preset="default", config=None):
     """The GPU path's partition computed on the CPU: CPU coarsening (equal to the GPU's), the same initial
-    partition, the njit twin of the GPU refinement on every level, the same V-cycles and the host's FM."""
+    partition, the njit twin of the GPU refinement on every level (on small inputs with the host's FM after
+    it on the coarser levels), the same V-cycles and the host's FM."""
     from hgpart.coarsening import coarsen
     from hgpart.config import make_config
     from hgpart.multilevel import _initial, gpu_v_cycles, host_fm, uncoarsen_jet, v_cycle
@@ -264,6 +267,59 @@ def test_cpu_twin_of_the_gpu_path_is_balanced_and_close_to_the_cpu_path():
             cpu_km1.append(partition(hypergraph, k, seed=seed).metrics.km1)
         ratio = np.exp(np.mean(np.log(twin_km1)) - np.mean(np.log(cpu_km1)))
         assert ratio <= 1.1, (k, twin_km1, cpu_km1)
+
+
+def test_host_fm_refines_the_coarser_levels_of_small_inputs(monkeypatch):
+    """On inputs of at most gpu_v_cycle_max_pins pins, the GPU path's twin runs the host's FM after Jet on
+    exactly the coarser levels of at most gpu_host_fm_level_fraction of the input's pins (never the input:
+    host_fm refines it at the end); on larger inputs, with gpu_host_fm off or a fraction of 0, on none."""
+    from hgpart import multilevel
+    from hgpart.coarsening import coarsen
+    from hgpart.config import make_config
+    from hgpart.io import read_hypergraph
+
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    k = 4
+    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
+    refined = []
+    original = multilevel._level_fm
+    monkeypatch.setattr(multilevel, "_level_fm", lambda level, *rest: refined.append(level.num_pins)
+                        or original(level, *rest))
+    for fraction, max_pins, host_fm in ((0.5, 2_000_000, True), (0.2, 2_000_000, True), (0.5, 10_000, True),
+                                        (0.5, 2_000_000, False), (0.0, 2_000_000, True)):
+        config = make_config(k, 0.03, "km1", 0)
+        config = replace(config, refinement=replace(config.refinement, gpu_host_fm_level_fraction=fraction,
+                                                    gpu_v_cycle_max_pins=max_pins, gpu_host_fm=host_fm))
+        hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
+        blocks = multilevel._initial(hierarchy.coarsest, None, k, 0.03, bounds, config, False, "gpu",
+                                     hypergraph.num_pins)
+        refined.clear()
+        result = multilevel.uncoarsen_jet(hierarchy, blocks, k, bounds, config, False)
+        pins = [hierarchy.coarsest.num_pins] + [level.hypergraph.num_pins for level in reversed(hierarchy.levels)]
+        small = hypergraph.num_pins <= max_pins and host_fm
+        expected = [count for count in pins if small and count <= fraction * hypergraph.num_pins]
+        assert refined == expected, (fraction, max_pins, host_fm)
+        assert evaluate(hypergraph, result, k, 0.03).balanced
+    assert len(set(pins)) > 2 and any(count > 0.5 * hypergraph.num_pins for count in pins[:-1])
+
+
+@pytest.mark.skipif(not (SHARED / "bundle1.mtx.hgr.gz").exists(), reason="../shared/data is absent")
+def test_fm_on_the_coarser_levels_keeps_big_nets_within_reach_of_the_cpu_path():
+    """bundle1 k=2 (nets of 73 pins on average): Jet leaves the coarsest level's km1 unchanged on every level;
+    without the host's FM on the coarser levels the GPU path's twin ends 11% above the CPU path, with it
+    within 5%."""
+    from hgpart.config import make_config
+    from hgpart.io import read_hypergraph
+    from hgpart.multilevel import partition
+
+    hypergraph = read_hypergraph(str(SHARED / "bundle1.mtx.hgr.gz"))
+    cpu = partition(hypergraph, 2, seed=0).metrics.km1
+    config = make_config(2, 0.03, "km1", 0)
+    with_fm = evaluate(hypergraph, twin_partition(hypergraph, 2, "km1", 0, config=config), 2, 0.03)
+    without = replace(config, refinement=replace(config.refinement, gpu_host_fm_level_fraction=0.0))
+    without_fm = evaluate(hypergraph, twin_partition(hypergraph, 2, "km1", 0, config=without), 2, 0.03)
+    assert with_fm.balanced and with_fm.km1 <= 1.05 * cpu, (with_fm.km1, cpu)
+    assert without_fm.km1 > 1.05 * cpu, (without_fm.km1, cpu)
 
 
 @pytest.mark.gpu
