@@ -872,17 +872,17 @@ class DevicePlan:
         for kernel, batches, per_block in ((split_rate_kernel, self.split_batches, 1),
                                            (heavy_rate_kernel, self.heavy_batches, HEAVY_WARPS)):
             for batch in batches:
-                b = batch
-                table = (b["table_offsets"], b["keys"], b["values"], b["used"], b["fill"])
-                top = tuple(b[name] for name in TOP_FIELDS)
-                launch(heavy_listed_kernel, grid(batch["vertices"].shape[0]), *arguments[5:], b["vertices"], *top,
-                       b["skip"], proposals)
+                table = (batch["table_offsets"], batch["keys"], batch["values"], batch["used"], batch["fill"])
+                top = tuple(batch[name] for name in TOP_FIELDS)
+                launch(heavy_listed_kernel, grid(batch["vertices"].shape[0]), *arguments[5:], batch["vertices"],
+                       *top, batch["skip"], proposals)
                 clock.lap("listed")
                 launch(kernel, (_blocks(-(-batch["item_vertex"].shape[0] // per_block), 8), HEAVY_BLOCK),
-                       *tables, ratings, b["vertices"], b["item_vertex"], b["item_first"], *table, b["skip"])
+                       *tables, ratings, batch["vertices"], batch["item_vertex"], batch["item_first"], *table,
+                       batch["skip"])
                 clock.lap("split" if kernel is split_rate_kernel else "global")
                 launch(heavy_best_kernel, (_blocks(batch["vertices"].shape[0], 8), HEAVY_BLOCK), *arguments[5:],
-                       b["vertices"], *table, b["skip"], *top, proposals)
+                       batch["vertices"], *table, batch["skip"], *top, proposals)
                 clock.lap("best")
         return proposals
 

@@ -533,7 +533,8 @@ class DeviceLevelState:
         return self.host_status
 
     def overloaded(self) -> bool:
-        """Whether a block weighed more than its bound (``max_block_weights``) after the last :meth:`apply`."""
+        """Whether a block weighed more than its bound after the last :meth:`apply` (the state must have been
+        given ``max_block_weights``)."""
         return bool((self.host_block_weights > self.host_bounds).any())
 
     def afterburner(self, moving, destinations, cut_objective: bool):
