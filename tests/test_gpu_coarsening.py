@@ -106,6 +106,36 @@ def test_staged_uploads_arrive_whole():
         np.testing.assert_array_equal(to_host(to_device(array)), array)
 
 
+class _DeviceArray:
+    """A device array as :func:`hgpart.cuda.arrays.launch` sees a numba view: its CUDA array interface."""
+
+    def __init__(self, shape, typestr, pointer, strides=None):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (pointer, False),
+                                         "strides": strides, "version": 3}
+
+
+def test_launch_packs_what_numbas_kernel_launch_passes():
+    """The parameters :func:`launch` passes for each argument are those of numba's ``_Kernel.launch``
+    (arrays: meminfo, parent, size, itemsize, pointer, shape, strides in bytes; integers as c_int64 or their
+    numpy type, floats as c_double, booleans as they are), keyed by what numba's typing sees; arrays not in
+    C order, host arrays, integers beyond int64 and other scalars are left to numba (no GPU needed)."""
+    import ctypes
+
+    from hgpart.cuda.arrays import _pack
+
+    kernel = object()
+    key, parameters = _pack(kernel, (_DeviceArray((3, 4), "<i8", 4096), 5, True, 2.5, np.int32(7),
+                                     _DeviceArray((0,), "<i4", 0)))
+    assert key == (kernel, (np.dtype(np.int64), 2), int, bool, float, np.int32, (np.dtype(np.int32), 1))
+    assert parameters[:9] == [0, 0, 12, 8, 4096, 3, 4, 32, 8]
+    assert [type(value) for value in parameters[9:13]] == [ctypes.c_int64, bool, ctypes.c_double, ctypes.c_int32]
+    assert [getattr(value, "value", value) for value in parameters[9:13]] == [5, True, 2.5, 7]
+    assert parameters[13:] == [0, 0, 0, 4, 0, 0, 4]
+    assert _pack(kernel, (_DeviceArray((3, 4), "<i8", 4096, (32, 8)),))[0] is not None  # C strides, spelled out
+    for argument in (_DeviceArray((3, 4), "<i8", 4096, (8, 24)), np.zeros(3), 2**63, np.bool_(True), "x"):
+        assert _pack(kernel, (1, argument)) == (None, None), argument
+
+
 @cuda.jit
 def _affine_kernel(values, steps, scale, offset, flag, out):
     """out[i] = values[i] * scale + offset + steps[i % len(steps)] (+ 1 with ``flag``): arrays of two dtypes

@@ -150,6 +150,8 @@ def _pack(kernel, arguments):
     for argument in arguments:
         packer = _SCALAR_PACKERS.get(type(argument), _SCALAR_PACKERS)
         if packer is not _SCALAR_PACKERS:
+            if type(argument) is int and not -2**63 <= argument < 2**63:
+                return None, None  # numba types it uint64 (or fails): its own launch decides
             kinds.append(type(argument))
             parameters.append(argument if packer is None else packer(argument))
             continue
