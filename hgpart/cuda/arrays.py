@@ -127,8 +127,7 @@ def launch(kernel, shape, *arguments) -> None:
                                                                shmem_size=configuration[2])
         _CORE[0](_CORE[2], config, handle, *parameters)
         return
-    kernel[shape](*[kernel_view(argument) if type(argument).__module__.startswith("cupy") else argument
-                    for argument in arguments])
+    kernel[shape](*[_as_numba(argument) for argument in arguments])
     if key is not None and key not in _LAUNCHERS:
         _LAUNCHERS[key] = _compiled_handle(kernel, arguments)
 
@@ -167,7 +166,7 @@ def _array_parameters(argument):
     """(kind, parameters) of a C-ordered device array: the kind numba's typing sees (dtype, dimensions) and
     the values its ``_Kernel.launch`` passes (meminfo, parent, size, itemsize, data pointer, shape, strides
     in bytes); None when the array is not C-ordered (numba types it differently)."""
-    if type(argument).__module__.startswith("cupy"):
+    if _is_cupy(argument):
         if not argument.flags.c_contiguous:
             return None
         dtype, shape, pointer = argument.dtype, argument.shape, argument.data.ptr
@@ -212,8 +211,16 @@ def _compiled_handle(kernel, arguments):
 
 def _numba_types(kernel, arguments) -> tuple:
     """The numba types of ``arguments`` as ``kernel`` (a numba.cuda dispatcher) sees them at a launch."""
-    return tuple(kernel.typeof_pyval(kernel_view(argument) if type(argument).__module__.startswith("cupy")
-                                     else argument) for argument in arguments)
+    return tuple(kernel.typeof_pyval(_as_numba(argument)) for argument in arguments)
+
+
+def _is_cupy(argument) -> bool:
+    return type(argument).__module__.startswith("cupy")
+
+
+def _as_numba(argument):
+    """A CuPy array as a numba view (:func:`kernel_view`); anything else as it is."""
+    return kernel_view(argument) if _is_cupy(argument) else argument
 
 
 def grid(count: int, threads: int = 256, blocks_per_sm: int = 16) -> tuple[int, int]:

@@ -592,9 +592,8 @@ def _within_bounds(destinations, weights, block_weights, max_block_weights):
     return accepted
 
 
-def jet_round(state: DeviceLevelState, max_block_weights, unbounded, cut_objective: bool, active, tolerance: float,
-              locked, movable):
-    """One round (steps 1-5 of the module doc) on ``state``. ``active`` (int8[n]) is 0 for fixed vertices and
+def jet_round(state: DeviceLevelState, unbounded, cut_objective: bool, active, tolerance: float, locked, movable):
+    """One round (steps 1-5 of the module doc) on ``state`` (with its ``max_block_weights``). ``active`` (int8[n]) is 0 for fixed vertices and
     for those moved in the previous round (Jet's locks); ``locked`` (a copy of the free vertices) gets 0 for
     each vertex the round's Jet moves move; ``unbounded`` (int64[k]) are bounds no move reaches. Returns
     (Jet moves made, objective or None when a block stayed over its bound) on the host."""
@@ -608,7 +607,7 @@ def jet_round(state: DeviceLevelState, max_block_weights, unbounded, cut_objecti
     kept = state.afterburner(moving, destinations, cut_objective) >= 0
     moves, value = state.apply(moving, destinations, kept, locked)
     if moves and state.overloaded():
-        balanced, rebalanced_value = _rebalance_state(state, max_block_weights, cut_objective, movable)
+        balanced, rebalanced_value = _rebalance_state(state, cut_objective, movable)
         value = rebalanced_value if balanced else None
     return moves, value
 
@@ -642,8 +641,7 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     def run_round(active):
         locked = lock_buffers[0] if active is not lock_buffers[0] else lock_buffers[1]  # not the one read now
         locked[...] = free
-        moves, value = jet_round(state, max_block_weights, unbounded, cut_objective, active, tolerance, locked,
-                                 free_mask)
+        moves, value = jet_round(state, unbounded, cut_objective, active, tolerance, locked, free_mask)
         objective[0] = value
         return moves, locked
 
@@ -661,14 +659,15 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
     n = level["vertex_offsets"].shape[0] - 1
     movable = x.ones(n, dtype=x.bool_) if movable is None else x.asarray(movable).astype(x.bool_)
     state = DeviceLevelState(level, blocks, k, cut_objective, max_block_weights)
-    balanced, _ = _rebalance_state(state, state.max_block_weights, cut_objective, movable, max_rounds)
+    balanced, _ = _rebalance_state(state, cut_objective, movable, max_rounds)
     return state.blocks, balanced
 
 
-def _rebalance_state(state: DeviceLevelState, max_block_weights, cut_objective: bool, movable,
-                     max_rounds: int = REBALANCE_ROUNDS):
-    """:func:`rebalance_device` on ``state`` (modified in place): (balanced, objective) on the host."""
+def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_rounds: int = REBALANCE_ROUNDS):
+    """:func:`rebalance_device` on ``state`` (modified in place; the bounds are its ``max_block_weights``):
+    (balanced, objective) on the host."""
     x = xp()
+    max_block_weights = state.max_block_weights
     vertex_weights = state.level["vertex_weights"]
     value = state.host_status[1]
     weighted = movable & (vertex_weights > 0)
