@@ -322,10 +322,12 @@ def test_gpu_code_in_the_simulator():
     environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu"]
     tiny = "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu"
-    halves = {"4 passed": [f"{tiny}[False]", "tests/test_cudasim.py",
+    rebalancer = "tests/test_gpu_refinement.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
+    halves = {"5 passed": [f"{tiny}[False]", "tests/test_cudasim.py", f"{rebalancer}[False]",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[False]",
                            "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model"],
-              "6 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+              "7 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+                           f"{rebalancer}[True]",
                            "tests/test_gpu_coarsening.py::test_shared_tables_sum_large_scores_exactly",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[True]",
                            "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",

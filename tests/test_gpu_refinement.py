@@ -26,6 +26,15 @@ REFINEMENT_KERNELS = {
                           "int32[:], int64[:])",
     "apply_moves_kernel": "void(int64[:], int32[:], boolean[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
                           "int64, boolean, int64, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
+    "negated_gains_kernel": "void(int64[:], int64[:], int64[:])",
+    "ranked_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int64[:])",
+    "rebalance_active_kernel": "void(int32[:], int64[:], boolean[:], int64[:], int64[:], int8[:])",
+    "rebalance_keys_kernel": "void(int64[:], int64[:], int64[:], int32[:], float64[:], int32[:])",
+    "rebalance_order_kernel": "void(int64[:], int64[:], int32[:], int32[:], int64[:], int64[:], int32[:], int32[:], "
+                              "int64[:])",
+    "rebalance_needed_kernel": "void(int32[:], int64[:], int64[:], int64[:], int64[:], int64[:])",
+    "gather_by_target_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:])",
+    "accept_within_bounds_kernel": "void(int64[:], int32[:], int64[:], int64[:], int64[:], int64[:], boolean[:])",
 }
 
 
@@ -159,6 +168,42 @@ def test_device_refinement_equals_the_model(cut_objective):
         want, want_balanced = jet_model.rebalance(hypergraph, crowded, k, bounds, cut_objective, movable)
         assert got_balanced == want_balanced
         np.testing.assert_array_equal(to_host(got), want)
+
+
+def overloaded_cases():
+    """Partitions with half the blocks over their bounds (ties in loss per weight are common: unit and
+    weighted vertices), some vertices fixed, and bounds that leave the rebalancer one or several rounds."""
+    for seed, (k, weighted, epsilon) in enumerate(((6, False, 0.05), (5, True, 0.1), (8, True, 0.0))):
+        hypergraph = tiny(40 + seed, n=48, nets=70, weighted=weighted)
+        rng = np.random.default_rng(seed)
+        blocks = np.where(rng.random(hypergraph.num_vertices) < 0.7, rng.integers(0, k // 2, hypergraph.num_vertices),
+                          rng.integers(0, k, hypergraph.num_vertices)).astype(np.int32)
+        bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, epsilon), dtype=np.int64)
+        movable = None if seed == 0 else rng.random(hypergraph.num_vertices) > 0.15
+        yield hypergraph, k, blocks, bounds, movable
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_device_rebalancer_equals_the_model_on_many_overloaded_blocks(cut_objective):
+    """The rebalancer's device selection (per source, least loss per unit of weight, then id, until the excess
+    is gone; per target while it has room) against the model's, when several blocks are over their
+    bounds at once."""
+    from hgpart.coarsening.gpu_contraction import level_to_device
+    from hgpart.cuda.arrays import to_device, to_host
+    from hgpart.refinement.gpu_refiner import rebalance_device
+
+    overloaded = []
+    for hypergraph, k, blocks, bounds, movable in overloaded_cases():
+        weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k)
+        overloaded.append(int((weights > bounds).sum()))
+        got, got_balanced = rebalance_device(level_to_device(hypergraph), to_device(blocks.copy()), k, bounds,
+                                             cut_objective, None if movable is None else to_device(movable))
+        want, want_balanced = jet_model.rebalance(hypergraph, blocks, k, bounds, cut_objective, movable)
+        assert got_balanced == want_balanced
+        np.testing.assert_array_equal(to_host(got), want)
+        assert (to_host(got) != blocks).any()
+    assert min(overloaded) >= 2
 
 
 def hub_hypergraph(seed, n=300, nets=1200, hubs=3):

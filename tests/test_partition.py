@@ -393,6 +393,12 @@ def test_sub_hypergraph_of_a_sub_hypergraph_is_the_one_induced_directly(seed, sp
                for e in range(sub.num_nets)]
         assert got == expected
         assert sub.vertex_weights.tolist() == hypergraph.vertex_weights[vertices].tolist()
+        rebuilt = Hypergraph.from_pin_lists([pins for pins, _ in expected], vertices.shape[0],
+                                            sub.vertex_weights, [weight for _, weight in expected])
+        for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights",
+                      "net_weights"):
+            np.testing.assert_array_equal(getattr(sub, field), getattr(rebuilt, field))
+            assert getattr(sub, field).dtype == getattr(rebuilt, field).dtype, field
 
 
 def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):

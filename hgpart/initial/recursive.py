@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from ..config import PartitionConfig
-from ..hypergraph import Hypergraph
+from ..hypergraph import Hypergraph, transpose_csr
 from ..parallel import on_one_numba_thread
 from .portfolio import bisect
 
@@ -23,20 +23,43 @@ from .portfolio import bisect
 def sub_hypergraph(hypergraph: Hypergraph, vertices: np.ndarray, split_nets: bool) -> Hypergraph:
     """Induced sub-hypergraph on ``vertices`` (sorted ids); nets keep the pins inside (or are dropped
     unless entirely inside, with ``split_nets`` False); nets left with fewer than two pins are dropped."""
-    n = hypergraph.num_vertices
-    new_id = np.full(n, -1, dtype=np.int64)
-    new_id[vertices] = np.arange(vertices.shape[0])
-    mapped = new_id[hypergraph.pin_vertices]
-    inside = mapped >= 0
-    sizes = hypergraph.net_sizes()
-    running = np.concatenate([[0], np.cumsum(inside, dtype=np.int64)])
-    inside_counts = running[hypergraph.net_offsets[1:]] - running[hypergraph.net_offsets[:-1]]
-    keep_net = inside_counts >= 2 if split_nets else (inside_counts == sizes) & (sizes >= 2)
-    keep_pin = inside & np.repeat(keep_net, sizes)
-    offsets = np.zeros(int(keep_net.sum()) + 1, dtype=np.int64)
-    np.cumsum(inside_counts[keep_net], out=offsets[1:])
-    return Hypergraph.from_pins(vertices.shape[0], offsets, mapped[keep_pin], hypergraph.vertex_weights[vertices],
-                                hypergraph.net_weights[keep_net])
+    h = hypergraph
+    return Hypergraph(*_induced(h.net_offsets, h.pin_vertices, h.net_weights, h.vertex_weights,
+                                np.ascontiguousarray(vertices, dtype=np.int64), split_nets))
+
+
+@numba.njit(cache=True, nogil=True)
+def _induced(net_offsets, pin_vertices, net_weights, vertex_weights, vertices, split_nets):
+    """The arrays of :func:`sub_hypergraph` in one call without the GIL (the recursion's threads build
+    their halves at once): net_offsets int64[m' + 1], pin_vertices int32[p'] (sorted within each net, as
+    the ids keep their order), vertex_offsets int64[n' + 1], incident_nets int32[p'], vertex_weights
+    int64[n'], net_weights int64[m']."""
+    new_id = np.full(vertex_weights.shape[0], -1, dtype=np.int64)
+    for i in range(vertices.shape[0]):
+        new_id[vertices[i]] = i
+    num_nets = net_offsets.shape[0] - 1
+    offsets = np.zeros(num_nets + 1, dtype=np.int64)
+    pins = np.empty(pin_vertices.shape[0], dtype=np.int32)
+    weights = np.empty(num_nets, dtype=np.int64)
+    kept = 0
+    end = 0
+    for e in range(num_nets):
+        start = end
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            mapped = new_id[pin_vertices[p]]
+            if mapped >= 0:
+                pins[end] = mapped
+                end += 1
+        inside = end - start
+        if inside >= 2 and (split_nets or inside == net_offsets[e + 1] - net_offsets[e]):
+            weights[kept] = net_weights[e]
+            kept += 1
+            offsets[kept] = end
+        else:
+            end = start
+    offsets, pins, weights = offsets[:kept + 1].copy(), pins[:end].copy(), weights[:kept].copy()
+    vertex_offsets, incident_nets = transpose_csr(offsets, pins, vertices.shape[0])
+    return offsets, pins, vertex_offsets, incident_nets, vertex_weights[vertices], weights
 
 
 def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: PartitionConfig, cut_objective: bool,

@@ -390,6 +390,110 @@ def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights,
         cuda.atomic.add(status, 1, change)
 
 
+@cached_kernel
+def negated_gains_kernel(candidates, gains, ranks):
+    """ranks[i] = -gains[candidates[i]]: a stable sort of the ascending candidates by it ranks them by gain
+    (descending), then id."""
+    for i in range(cuda.grid(1), candidates.shape[0], cuda.gridsize(1)):
+        ranks[i] = -gains[candidates[i]]
+
+
+@cached_kernel
+def ranked_moves_kernel(order, candidates, targets, vertex_offsets, moving, destinations, degrees):
+    """The candidates in rank order (``order``): their ids, targets and numbers of incident nets."""
+    for i in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
+        v = candidates[order[i]]
+        moving[i] = v
+        destinations[i] = targets[v]
+        degrees[i] = vertex_offsets[v + 1] - vertex_offsets[v]
+
+
+@cuda.jit(device=True, inline=True)
+def _run_start(sorted_keys, i):
+    """The first index of the run of ``sorted_keys[i]`` in ``sorted_keys`` (ascending): a binary search."""
+    key = sorted_keys[i]
+    low = 0
+    high = i
+    while low < high:
+        middle = (low + high) // 2
+        if sorted_keys[middle] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@cached_kernel
+def rebalance_active_kernel(blocks, vertex_weights, movable, block_weights, max_block_weights, active):
+    """active[v] = 1 for the movable vertices of positive weight in a block over its bound, else 0: the
+    vertices a rebalancing round rates."""
+    for v in range(cuda.grid(1), blocks.shape[0], cuda.gridsize(1)):
+        block = blocks[v]
+        over = block_weights[block] > max_block_weights[block]
+        active[v] = int8(1) if movable[v] and vertex_weights[v] > 0 and over else int8(0)
+
+
+@cached_kernel
+def rebalance_keys_kernel(candidates, gains, vertex_weights, blocks, losses, sources):
+    """The rebalancer's sort keys of each candidate: its loss per unit of weight, -gain / weight (float64),
+    and its source block."""
+    for i in range(cuda.grid(1), candidates.shape[0], cuda.gridsize(1)):
+        v = candidates[i]
+        losses[i] = -float64(gains[v]) / float64(vertex_weights[v])
+        sources[i] = blocks[v]
+
+
+@cached_kernel
+def rebalance_order_kernel(order, candidates, sources, targets, vertex_weights, moving, moving_sources,
+                           destinations, moving_weights):
+    """The candidates in the order ``order`` (source, then loss, then id): their ids, sources, targets and
+    weights."""
+    for i in range(cuda.grid(1), order.shape[0], cuda.gridsize(1)):
+        position = order[i]
+        v = candidates[position]
+        moving[i] = v
+        moving_sources[i] = sources[position]
+        destinations[i] = targets[v]
+        moving_weights[i] = vertex_weights[v]
+
+
+@cached_kernel
+def rebalance_needed_kernel(moving_sources, moving_weights, prefix, block_weights, max_block_weights,
+                            needed_weights):
+    """needed_weights[i] = moving_weights[i] while the weight its source gives up before it (in order: the
+    inclusive ``prefix`` of moving_weights, less its value before the source's run) is below the source's
+    excess, else 0 (the move is not needed)."""
+    for i in range(cuda.grid(1), moving_sources.shape[0], cuda.gridsize(1)):
+        source = moving_sources[i]
+        start = _run_start(moving_sources, i)
+        before = (prefix[i] - moving_weights[i]) - (prefix[start] - moving_weights[start])
+        excess = block_weights[source] - max_block_weights[source]
+        needed_weights[i] = moving_weights[i] if before < excess else int64(0)
+
+
+@cached_kernel
+def gather_by_target_kernel(by_target, destinations, needed_weights, sorted_targets, sorted_weights):
+    """The needed moves' targets and weights (0 for moves not needed) in the order ``by_target``."""
+    for i in range(cuda.grid(1), by_target.shape[0], cuda.gridsize(1)):
+        position = by_target[i]
+        sorted_targets[i] = destinations[position]
+        sorted_weights[i] = needed_weights[position]
+
+
+@cached_kernel
+def accept_within_bounds_kernel(by_target, sorted_targets, sorted_weights, prefix, block_weights,
+                                max_block_weights, accepted):
+    """accepted[by_target[i]]: the move is needed and its target, with the weight of the needed moves into
+    it up to this one (in rank order: the inclusive ``prefix`` of sorted_weights less its value before the
+    target's run), stays within its bound."""
+    for i in range(cuda.grid(1), by_target.shape[0], cuda.gridsize(1)):
+        target = sorted_targets[i]
+        start = _run_start(sorted_targets, i)
+        incoming = prefix[i] - (prefix[start] - sorted_weights[start])
+        accepted[by_target[i]] = sorted_weights[i] > 0 and \
+            block_weights[target] + incoming <= max_block_weights[target]
+
+
 class DeviceLevelState:
     """Phi, block weights, the objective and the pin -> net map of one level and partition, on the device.
 
@@ -537,16 +641,16 @@ class DeviceLevelState:
         given ``max_block_weights``)."""
         return bool((self.host_block_weights > self.host_bounds).any())
 
-    def afterburner(self, moving, destinations, cut_objective: bool):
-        """Recomputed gains int64[len(moving)] of the ranked candidates ``moving`` (see the module doc)."""
+    def afterburner(self, moving, destinations, degrees, cut_objective: bool):
+        """Recomputed gains int64[len(moving)] of the ranked candidates ``moving`` (see the module doc);
+        ``degrees`` are their numbers of incident nets."""
         x = xp()
         count = moving.shape[0]
         new_gains = x.zeros(count, dtype=x.int64)
         if count == 0:
             return new_gains
-        vertex_offsets = self.level["vertex_offsets"]
         key_offsets = x.zeros(count + 1, dtype=x.int64)
-        x.cumsum(vertex_offsets[moving + 1] - vertex_offsets[moving], out=key_offsets[1:])
+        x.cumsum(degrees, out=key_offsets[1:])
         total = int(key_offsets[-1])
         if total == 0:
             return new_gains
@@ -572,26 +676,6 @@ def balanced_on_device(blocks, vertex_weights, k: int, max_block_weights) -> boo
     return bool((weights <= x.asarray(max_block_weights, dtype=x.int64)).all())
 
 
-def _within_bounds(destinations, weights, block_weights, max_block_weights):
-    """bool mask of the moves (given in rank order) that the balance rule accepts: into each block in rank
-    order while its weight plus the weight moved in so far stays within its bound. A stable sort by target
-    keeps each target's moves in rank order; a prefix sum less its value at the start of the target's run
-    is the weight moved in so far."""
-    x = xp()
-    count = destinations.shape[0]
-    if count == 0:
-        return x.zeros(0, dtype=x.bool_)
-    order = x.argsort(destinations, kind="stable")
-    sorted_targets = destinations[order]
-    sorted_weights = weights[order]
-    prefix = x.cumsum(sorted_weights)
-    first = x.searchsorted(sorted_targets, sorted_targets)
-    incoming = prefix - (prefix[first] - sorted_weights[first])
-    accepted = x.empty(count, dtype=x.bool_)
-    accepted[order] = block_weights[sorted_targets] + incoming <= max_block_weights[sorted_targets]
-    return accepted
-
-
 def jet_round(state: DeviceLevelState, unbounded, cut_objective: bool, active, tolerance: float, locked, movable):
     """One round (steps 1-5 of the module doc) on ``state`` (with its ``max_block_weights``). ``active`` (int8[n]) is 0 for fixed vertices and
     for those moved in the previous round (Jet's locks); ``locked`` (a copy of the free vertices) gets 0 for
@@ -600,11 +684,16 @@ def jet_round(state: DeviceLevelState, unbounded, cut_objective: bool, active, t
     x = xp()
     targets, gains, _ = state.rate(unbounded, cut_objective, True, active, tolerance)
     candidates = x.flatnonzero(targets >= 0)
-    if candidates.shape[0] == 0:
+    count = candidates.shape[0]
+    if count == 0:
         return 0, None
-    moving = candidates[x.argsort(-gains[candidates], kind="stable")]
-    destinations = targets[moving]
-    kept = state.afterburner(moving, destinations, cut_objective) >= 0
+    ranks = x.empty(count, dtype=x.int64)
+    launch(negated_gains_kernel, grid(count), candidates, gains, ranks)
+    moving, destinations = x.empty(count, dtype=x.int64), x.empty(count, dtype=x.int32)
+    degrees = x.empty(count, dtype=x.int64)
+    launch(ranked_moves_kernel, grid(count), x.argsort(ranks, kind="stable"), candidates, targets,
+           state.arrays["vertex_offsets"], moving, destinations, degrees)
+    kept = state.afterburner(moving, destinations, degrees, cut_objective) >= 0
     moves, value = state.apply(moving, destinations, kept, locked)
     if moves and state.overloaded():
         balanced, rebalanced_value = _rebalance_state(state, cut_objective, movable)
@@ -665,34 +754,48 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
 
 def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_rounds: int = REBALANCE_ROUNDS):
     """:func:`rebalance_device` on ``state`` (modified in place; the bounds are its ``max_block_weights``):
-    (balanced, objective) on the host."""
+    (balanced, objective) on the host. A round is a few kernels on the device (the steps of
+    :func:`.jet.rebalance_rounds`): the vertices to rate, their ratings, the candidates ordered by source,
+    loss per unit of weight and id (two stable sorts over the ascending candidates), the moves each source
+    needs to shed its excess (a prefix sum per source's run), and those whose target has room in the same
+    order (a stable sort by target, a prefix sum per target's run)."""
     x = xp()
+    arrays = state.arrays
     max_block_weights = state.max_block_weights
-    vertex_weights = state.level["vertex_weights"]
+    vertex_weights = arrays["vertex_weights"]
     value = state.host_status[1]
-    weighted = movable & (vertex_weights > 0)
+    n = state.targets.shape[0]
+    active = x.empty(n, dtype=x.int8)
     for _ in range(max_rounds):
         if not state.overloaded():
             return True, value
-        excess = state.block_weights - max_block_weights
-        active = (weighted & (excess[state.blocks] > 0)).astype(x.int8)
+        launch(rebalance_active_kernel, grid(n), arrays["blocks"], vertex_weights, movable, arrays["block_weights"],
+               max_block_weights, active)
         targets, gains, _ = state.rate(max_block_weights, cut_objective, False, active)
-        candidates = x.flatnonzero(targets >= 0).astype(x.int32)
-        if candidates.shape[0] == 0:
+        candidates = x.flatnonzero(targets >= 0)
+        count = candidates.shape[0]
+        if count == 0:
             return False, value
-        weights = vertex_weights[candidates]
-        loss = -gains[candidates].astype(x.float64) / weights.astype(x.float64)
-        sources = state.blocks[candidates].astype(x.int64)
-        order = x.lexsort(x.stack([candidates.astype(x.int64), loss, sources]))
-        ordered, ordered_sources = candidates[order], sources[order]
-        prefix = x.cumsum(weights[order])
-        first = x.searchsorted(ordered_sources, ordered_sources)  # where each source's run starts
-        removed_before = prefix - weights[order] - (prefix[first] - weights[order][first])
-        needed = removed_before < excess[ordered_sources]
-        ordered = ordered[needed]
-        destinations = targets[ordered]
-        accepted = _within_bounds(destinations, vertex_weights[ordered], state.block_weights, max_block_weights)
-        moves, value = state.apply(ordered, destinations, accepted)
+        losses, sources = x.empty(count, dtype=x.float64), x.empty(count, dtype=x.int32)
+        launch(rebalance_keys_kernel, grid(count), candidates, gains, vertex_weights, arrays["blocks"], losses,
+               sources)
+        by_loss = x.argsort(losses, kind="stable")
+        order = by_loss[x.argsort(sources[by_loss], kind="stable")]
+        moving, destinations = x.empty(count, dtype=x.int64), x.empty(count, dtype=x.int32)
+        moving_sources, moving_weights = x.empty(count, dtype=x.int32), x.empty(count, dtype=x.int64)
+        launch(rebalance_order_kernel, grid(count), order, candidates, sources, targets, vertex_weights, moving,
+               moving_sources, destinations, moving_weights)
+        needed_weights = x.empty(count, dtype=x.int64)
+        launch(rebalance_needed_kernel, grid(count), moving_sources, moving_weights, x.cumsum(moving_weights),
+               arrays["block_weights"], max_block_weights, needed_weights)
+        by_target = x.argsort(destinations, kind="stable")
+        sorted_targets, sorted_weights = x.empty(count, dtype=x.int32), x.empty(count, dtype=x.int64)
+        launch(gather_by_target_kernel, grid(count), by_target, destinations, needed_weights, sorted_targets,
+               sorted_weights)
+        accepted = x.empty(count, dtype=x.bool_)
+        launch(accept_within_bounds_kernel, grid(count), by_target, sorted_targets, sorted_weights,
+               x.cumsum(sorted_weights), arrays["block_weights"], max_block_weights, accepted)
+        moves, value = state.apply(moving, destinations, accepted)
         if moves == 0:
             return False, value
     return not state.overloaded(), value
