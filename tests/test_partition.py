@@ -488,6 +488,28 @@ def test_contraction_serial_and_parallel_drivers_agree():
                                   contraction._net_hashes_parallel(offsets, pins))
 
 
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), clusters=st.integers(1, 40))
+def test_contraction_in_one_serial_call_equals_the_stepwise_one(seed, clusters):
+    """contract's single njit call (small levels: the bisections' coarsening) against its step-by-step path
+    (large levels), array for array: maps that merge pins, drop nets and make identical nets."""
+    from hgpart.coarsening import contraction
+
+    hypergraph, _ = random_hypergraph(seed, 50, 80, 6, weighted=True)
+    cluster = np.random.default_rng(seed).integers(0, clusters, 50).astype(np.int32)
+    count = int(cluster.max()) + 1
+    one_call = contract(hypergraph, cluster, count)
+    stepwise = contraction.runs_serially
+    try:
+        contraction.runs_serially = lambda work: False
+        steps = contract(hypergraph, cluster, count)
+    finally:
+        contraction.runs_serially = stepwise
+    for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights", "net_weights"):
+        np.testing.assert_array_equal(getattr(one_call, field), getattr(steps, field))
+        assert getattr(one_call, field).dtype == getattr(steps, field).dtype, field
+
 def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
     """refine takes one serial njit call (refine_serial) on small levels and one-thread callers, and the
     parallel drivers (pin counts, label propagation's rating) above SERIAL_BELOW pins: the same partition."""

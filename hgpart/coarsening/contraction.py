@@ -11,7 +11,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, transpose_csr
-from ..parallel import pick
+from ..parallel import pick, runs_serially
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -100,6 +100,41 @@ def _merge_identical(offsets, pins, weights, order, hashes):
     return keep, merged
 
 
+@numba.njit(cache=True, nogil=True)
+def _keep_segments(offsets, values, keep):
+    """The segments i with keep[i] of a CSR (offsets int64[s + 1], values): (offsets, values) of those."""
+    kept_offsets = np.zeros(offsets.shape[0], dtype=np.int64)
+    kept_values = np.empty(values.shape[0], dtype=values.dtype)
+    kept = 0
+    end = 0
+    for s in range(offsets.shape[0] - 1):
+        if keep[s]:
+            for p in range(offsets[s], offsets[s + 1]):
+                kept_values[end] = values[p]
+                end += 1
+            kept += 1
+            kept_offsets[kept] = end
+    return kept_offsets[:kept + 1].copy(), kept_values[:end].copy()
+
+
+@numba.njit(cache=True, nogil=True)
+def _contract_serial(net_offsets, pin_vertices, net_weights, vertex_weights, cluster, num_clusters):
+    """:func:`contract` in one call without the GIL, for inputs that :func:`..parallel.runs_serially` (the
+    initial partitioning's bisections, on many threads at once): the same steps with the serial drivers
+    and a stable sort. Returns the six arrays of the coarse :class:`~hgpart.hypergraph.Hypergraph`."""
+    offsets, pins = _sort_dedup_segments(net_offsets, _map_pins_serial(pin_vertices, cluster))
+    keep = (offsets[1:] - offsets[:-1]) >= 2
+    new_offsets, new_pins = _keep_segments(offsets, pins, keep)
+    weights = net_weights[keep]
+    hashes = _net_hashes_serial(new_offsets, new_pins)
+    unique, merged_weights = _merge_identical(new_offsets, new_pins, weights, np.argsort(hashes, kind="mergesort"),
+                                              hashes)
+    new_offsets, new_pins = _keep_segments(new_offsets, new_pins, unique)
+    vertex_offsets, incident_nets = transpose_csr(new_offsets, new_pins, num_clusters)
+    return (new_offsets, new_pins, vertex_offsets, incident_nets, scatter_sum(cluster, vertex_weights, num_clusters),
+            merged_weights[unique])
+
+
 def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> Hypergraph:
     """The coarse hypergraph of the map ``cluster`` (int32[n] -> [0, num_clusters)).
 
@@ -109,6 +144,9 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
         num_clusters vertices with summed weights; nets as in Eq. 3 minus single-pin nets, identical
         nets merged with summed weights (Eq. 4); pins sorted within nets.
     """
+    if runs_serially(hypergraph.num_pins):
+        return Hypergraph(*_contract_serial(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
+                                            hypergraph.vertex_weights, cluster, num_clusters))
     mapped = pick(hypergraph.num_pins, _map_pins_serial, _map_pins_parallel)(hypergraph.pin_vertices, cluster)
     offsets, pins = _sort_dedup_segments(hypergraph.net_offsets, mapped)
     sizes = np.diff(offsets)
