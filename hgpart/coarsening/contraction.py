@@ -118,21 +118,35 @@ def _keep_segments(offsets, values, keep):
 
 
 @numba.njit(cache=True, nogil=True)
+def _contract_nets(net_offsets, mapped, net_weights):
+    """Eq. 3 on the mapped pins: each net's pins sorted and merged, nets left with fewer than two pins
+    dropped. Returns (offsets int64[m' + 1], pins int32[p'], weights int64[m'])."""
+    offsets, pins = _sort_dedup_segments(net_offsets, mapped)
+    keep = (offsets[1:] - offsets[:-1]) >= 2
+    offsets, pins = _keep_segments(offsets, pins, keep)
+    return offsets, pins, net_weights[keep]
+
+
+@numba.njit(cache=True, nogil=True)
+def _finish_contraction(offsets, pins, weights, hashes, order, cluster, vertex_weights, num_clusters):
+    """Eq. 4 and the coarse vertices: identical nets (``order``: the nets by hash, stably) merged with their
+    weights added, the incidence transposed, vertex weights summed. Returns the six arrays of the coarse
+    :class:`~hgpart.hypergraph.Hypergraph`."""
+    unique, merged_weights = _merge_identical(offsets, pins, weights, order, hashes)
+    offsets, pins = _keep_segments(offsets, pins, unique)
+    vertex_offsets, incident_nets = transpose_csr(offsets, pins, num_clusters)
+    return (offsets, pins, vertex_offsets, incident_nets, scatter_sum(cluster, vertex_weights, num_clusters),
+            merged_weights[unique])
+
+
+@numba.njit(cache=True, nogil=True)
 def _contract_serial(net_offsets, pin_vertices, net_weights, vertex_weights, cluster, num_clusters):
     """:func:`contract` in one call without the GIL, for inputs that :func:`..parallel.runs_serially` (the
-    initial partitioning's bisections, on many threads at once): the same steps with the serial drivers
-    and a stable sort. Returns the six arrays of the coarse :class:`~hgpart.hypergraph.Hypergraph`."""
-    offsets, pins = _sort_dedup_segments(net_offsets, _map_pins_serial(pin_vertices, cluster))
-    keep = (offsets[1:] - offsets[:-1]) >= 2
-    new_offsets, new_pins = _keep_segments(offsets, pins, keep)
-    weights = net_weights[keep]
-    hashes = _net_hashes_serial(new_offsets, new_pins)
-    unique, merged_weights = _merge_identical(new_offsets, new_pins, weights, np.argsort(hashes, kind="mergesort"),
-                                              hashes)
-    new_offsets, new_pins = _keep_segments(new_offsets, new_pins, unique)
-    vertex_offsets, incident_nets = transpose_csr(new_offsets, new_pins, num_clusters)
-    return (new_offsets, new_pins, vertex_offsets, incident_nets, scatter_sum(cluster, vertex_weights, num_clusters),
-            merged_weights[unique])
+    initial partitioning's bisections, on many threads at once): the serial drivers and a stable sort."""
+    offsets, pins, weights = _contract_nets(net_offsets, _map_pins_serial(pin_vertices, cluster), net_weights)
+    hashes = _net_hashes_serial(offsets, pins)
+    return _finish_contraction(offsets, pins, weights, hashes, np.argsort(hashes, kind="mergesort"), cluster,
+                               vertex_weights, num_clusters)
 
 
 def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> Hypergraph:
@@ -147,27 +161,9 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
     if runs_serially(hypergraph.num_pins):
         return Hypergraph(*_contract_serial(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
                                             hypergraph.vertex_weights, cluster, num_clusters))
-    mapped = pick(hypergraph.num_pins, _map_pins_serial, _map_pins_parallel)(hypergraph.pin_vertices, cluster)
-    offsets, pins = _sort_dedup_segments(hypergraph.net_offsets, mapped)
-    sizes = np.diff(offsets)
-    keep = sizes >= 2
-    kept_nets = np.flatnonzero(keep)
-    new_sizes = sizes[kept_nets]
-    new_offsets = np.zeros(kept_nets.shape[0] + 1, dtype=np.int64)
-    np.cumsum(new_sizes, out=new_offsets[1:])
-    pin_keep = np.repeat(keep, sizes)
-    new_pins = pins[pin_keep]
-    net_weights = hypergraph.net_weights[kept_nets]
-    hashes = pick(new_pins.shape[0], _net_hashes_serial, _net_hashes_parallel)(new_offsets, new_pins)
-    order = np.argsort(hashes, kind="stable")
-    unique, merged_weights = _merge_identical(new_offsets, new_pins, net_weights, order, hashes)
-    if not unique.all():
-        unique_sizes = new_sizes[unique]
-        pin_unique = np.repeat(unique, new_sizes)
-        new_pins = new_pins[pin_unique]
-        new_offsets = np.zeros(unique_sizes.shape[0] + 1, dtype=np.int64)
-        np.cumsum(unique_sizes, out=new_offsets[1:])
-        net_weights = merged_weights[unique]
-    vertex_weights = scatter_sum(cluster, hypergraph.vertex_weights, num_clusters)
-    vertex_offsets, incident_nets = transpose_csr(new_offsets, new_pins, num_clusters)
-    return Hypergraph(new_offsets, new_pins, vertex_offsets, incident_nets, vertex_weights, net_weights)
+    offsets, pins, weights = _contract_nets(hypergraph.net_offsets,
+                                            _map_pins_parallel(hypergraph.pin_vertices, cluster),
+                                            hypergraph.net_weights)
+    hashes = pick(pins.shape[0], _net_hashes_serial, _net_hashes_parallel)(offsets, pins)
+    return Hypergraph(*_finish_contraction(offsets, pins, weights, hashes, np.argsort(hashes, kind="stable"),
+                                           cluster, hypergraph.vertex_weights, num_clusters))
