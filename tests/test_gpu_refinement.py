@@ -26,6 +26,10 @@ REFINEMENT_KERNELS = {
                           "int32[:], int64[:])",
     "apply_moves_kernel": "void(int64[:], int32[:], boolean[:], int64[:], int64[:], int64[:], int32[:], int64[:], "
                           "int64, boolean, int64, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
+    "apply_kept_kernel": "void(int8[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], int64, boolean, "
+                         "int64, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
+    "afterburner_scan_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:], int32[:], int32[:], int64[:], "
+                               "int64, boolean, int64, int32[:], int8[:])",
     "negated_gains_kernel": "void(int64[:], int64[:], int64[:])",
     "ranked_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int64[:])",
     "rebalance_active_kernel": "void(int32[:], int64[:], boolean[:], int64[:], int64[:], int8[:])",
@@ -45,8 +49,8 @@ def test_refinement_kernels_compile_to_ptx(name):
 
     ptx, _ = cuda.compile_ptx(getattr(gpu_refiner, name).py_func, REFINEMENT_KERNELS[name], cc=(9, 0))
     assert ".entry" in ptx
-    if name in ("rate_moves_kernel", "pick_heavy_moves_kernel"):
-        assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks
+    if name in ("rate_moves_kernel", "pick_heavy_moves_kernel", "afterburner_scan_kernel"):
+        assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks, the sum over a warp's nets
 
 
 def tiny(seed, n=24, nets=30, weighted=True):
@@ -168,6 +172,51 @@ def test_device_refinement_equals_the_model(cut_objective):
         want, want_balanced = jet_model.rebalance(hypergraph, crowded, k, bounds, cut_objective, movable)
         assert got_balanced == want_balanced
         np.testing.assert_array_equal(to_host(got), want)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_both_afterburners_keep_the_models_moves(cut_objective):
+    """A Jet round with the afterburner that scans each candidate's nets (levels of small nets; a thread or a
+    warp per vertex) and with the one that replays sorted (net, rank) pairs: the same moves as the model's
+    replay in rank order, the same blocks, locks and objective; some candidates are dropped."""
+    from hgpart.coarsening.gpu_contraction import level_to_device
+    from hgpart.cuda.arrays import SIMULATED, to_device, to_host
+    from hgpart.refinement import gpu_refiner
+    from hgpart.refinement.jet import unbounded_weights
+
+    dropped = 0
+    for hypergraph, k, movable in device_cases(2 if SIMULATED else 8):
+        n = hypergraph.num_vertices
+        blocks, _ = balanced_random(hypergraph, k, 0.1, 7)
+        unbounded = unbounded_weights(k)
+        free = np.ones(n, dtype=bool) if movable is None else movable
+        active = free.copy()
+        active[::5] = False  # locked: moved in the previous round
+        for tolerance in (0.25, 0.75):
+            model_blocks = blocks.copy()
+            kept, _ = jet_model.jet_round(hypergraph, model_blocks, k, unbounded, cut_objective, active, tolerance,
+                                          movable)
+            unlocked = free.copy()
+            unlocked[kept] = False
+            for scans, lanes in ((True, 1), (True, 32), (False, 1)):
+                if SIMULATED and lanes > 1:
+                    continue  # the warp's sum needs shuffles
+                state = gpu_refiner.DeviceLevelState(level_to_device(hypergraph), to_device(blocks.copy()), k,
+                                                     cut_objective, unbounded)
+                assert state.scans_nets  # nets of at most 5 pins
+                state.scans_nets, state.lanes = scans, lanes
+                locked = to_device(free.astype(np.int8))
+                moves, value = gpu_refiner.jet_round(state, to_device(unbounded), cut_objective,
+                                                     to_device(active.astype(np.int8)), tolerance, locked,
+                                                     to_device(free))
+                assert moves == len(kept), (scans, lanes)
+                np.testing.assert_array_equal(to_host(state.blocks), model_blocks)
+                np.testing.assert_array_equal(to_host(locked), unlocked.astype(np.int8))
+                assert value == jet_model.objective(hypergraph.net_offsets, hypergraph.pin_vertices,
+                                                    hypergraph.net_weights, model_blocks, cut_objective)
+            dropped += int((to_host(state.targets) >= 0).sum()) - len(kept)
+    assert dropped > 0
 
 
 def overloaded_cases():

@@ -12,12 +12,17 @@ One round (:func:`refine_device`) moves many vertices at once and stays determin
    :func:`.gains.best_move`), and its internal weight (its nets with another pin in its block);
 2. candidates are the vertices with gain > 0 or gain >= -floor(c * internal) (Jet's rule; c is
    ``tolerance``; the rating kernel applies it), ranked by (gain descending, id) by a stable sort;
-3. the afterburner (``afterburner_kernel``, a thread per net) recomputes each candidate's gain as if
-   every better-ranked candidate had moved first: the (net, rank) pairs of the candidates' incidences are
-   sorted and each net replays its moves in rank order on its own row of Phi, adding each move's exact
-   change of the net's contribution to that move's gain (Jet's afterburner, for hyperedges);
-4. moves whose recomputed gain is < 0 are dropped, the others are applied (``apply_moves_kernel``: Phi,
-   block weights and the objective updated by atomics, the objective from the old values they return);
+3. the afterburner recomputes each candidate's gain as if every better-ranked candidate had moved first
+   (Jet's afterburner, for hyperedges). On levels of small nets (``SCAN_MEAN_NET_SIZE``),
+   ``afterburner_scan_kernel`` (a thread per vertex) reads, for each net of a candidate, which of its
+   pins are better-ranked candidates and where they go, which gives the net's row of Phi after their
+   moves: no sort and no list of candidates, so the round reads the device once, at its end. On levels of
+   bigger nets the (net, rank) pairs of the candidates' incidences are sorted and each net replays its
+   moves in rank order on its own row of Phi (``afterburner_kernel``, a thread per net), adding each
+   move's exact change of the net's contribution to that move's gain. Both give the same gains;
+4. moves whose recomputed gain is < 0 are dropped, the others are applied (``apply_kept_kernel`` or
+   ``apply_moves_kernel``: Phi, block weights and the objective updated by atomics, the objective from the
+   old values they return);
 5. when a block is then over its bound, the rebalancer below restores the bounds. The best balanced
    partition of all rounds is kept. Rounds stop after ``rounds``, when nothing moves, or after
    STALE_ROUNDS rounds without a new best.
@@ -44,7 +49,7 @@ from numba import cuda, float64, int8, int32, int64
 
 from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
 from ..cuda.primitives import LOW32, scatter, scatter_add_kernel, segment_items
-from ..cuda.warp import WARP_SIZE, warp_argmax
+from ..cuda.warp import WARP_SIZE, warp_argmax, warp_sum
 from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 
 MAX_K = 1024
@@ -52,6 +57,10 @@ BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating
 RATE_THREADS = 128            # 4 warps per block of the rating kernels
 HEAVY_DEGREE = 256            # vertices with more nets are rated in chunks (rate_heavy_chunks_kernel)
 HEAVY_CHUNK_ROUNDS = 64       # nets per group of lanes in a chunk: a block rates 64 * RATE_THREADS / group nets
+# The afterburner scans each candidate's nets (afterburner_scan_kernel: no sort, no list of candidates, no read
+# of the device) on levels whose nets have at most this many pins on average, weighted by pins (the sum of
+# |e|^2 over the nets of >= 2 pins, over the pins); levels of bigger nets replay sorted (net, rank) pairs.
+SCAN_MEAN_NET_SIZE = 64
 
 
 def rating_group(k: int) -> int:
@@ -339,55 +348,145 @@ def afterburner_kernel(keys, net_offsets, net_weights, moving, blocks, destinati
             pin_counts[base + destinations[i]] -= 1
 
 
+@cuda.jit(device=True, inline=True)
+def _move_vertex(v, target, lane, lanes, net_offsets, net_weights, vertex_offsets, incident_nets, vertex_weights, k,
+                 cut_objective, blocks, pin_counts, connectivity, block_weights, locked):
+    """Move v to ``target`` (lane ``lane`` of ``lanes`` threads, which stride over its nets): Phi(e, old) -= 1
+    and Phi(e, new) += 1, then (lane 0) the block weights, blocks[v] and locked[v] = 0 when ``locked`` is not
+    empty. Returns this lane's part of the exact change of the objective, read off the old values the
+    atomics return: a net loses a block when Phi(e, old) drops from 1 (km1 - w(e)), gains one when
+    Phi(e, new) rises from 0 (km1 + w(e)); for cut, the same steps of lambda(e) (``connectivity``) from 2
+    to 1 and from 1 to 2. However the atomics interleave, these steps telescope to the exact difference
+    between the final and the first value of each net's contribution."""
+    source = blocks[v]
+    change = int64(0)
+    for q in range(vertex_offsets[v] + lane, vertex_offsets[v + 1], lanes):
+        e = incident_nets[q]
+        base = int64(e) * k
+        counted = net_offsets[e + 1] - net_offsets[e] >= 2
+        if cuda.atomic.sub(pin_counts, base + source, 1) == 1 and counted:
+            if not cut_objective:
+                change -= net_weights[e]
+            elif cuda.atomic.sub(connectivity, e, 1) == 2:
+                change -= net_weights[e]
+        if cuda.atomic.add(pin_counts, base + target, 1) == 0 and counted:
+            if not cut_objective:
+                change += net_weights[e]
+            elif cuda.atomic.add(connectivity, e, 1) == 1:
+                change += net_weights[e]
+    if lanes > 1:  # the whole warp moves v: every lane has read blocks[v] before lane 0 writes it
+        cuda.syncwarp()
+    if lane == 0:
+        weight = vertex_weights[v]
+        cuda.atomic.sub(block_weights, source, weight)
+        cuda.atomic.add(block_weights, target, weight)
+        blocks[v] = target
+        if locked.shape[0]:
+            locked[v] = 0
+    return change
+
+
 @cached_kernel
 def apply_moves_kernel(moving, destinations, accepted, net_offsets, net_weights, vertex_offsets, incident_nets,
                        vertex_weights, k, cut_objective, lanes, blocks, pin_counts, connectivity, block_weights,
                        locked, status):
-    """Move each moving[i] with accepted[i] to destinations[i]: Phi(e, old) -= 1 and Phi(e, new) += 1 for
-    each of its nets, the block weights follow, locked[v] = 0 when ``locked`` is not empty (Jet's lock for
-    the next round; ``lanes`` threads per move, 1 or a warp on levels with hubs, striding over its nets).
-    status[0] += moves made; status[1] += the
-    exact change of the objective, read off the old values the atomics return: a net loses a block when
-    Phi(e, old) drops from 1 (km1 - w(e)), gains one when Phi(e, new) rises from 0 (km1 + w(e)); for cut,
-    the same steps of lambda(e) (``connectivity``) from 2 to 1 and from 1 to 2. However the atomics interleave, these steps telescope to the exact
-    difference between the final and the first value of each net's contribution."""
+    """Move each moving[i] with accepted[i] to destinations[i] (:func:`_move_vertex`; ``lanes`` threads per
+    move, 1 or a warp on levels with hubs): Phi, the block weights and ``locked`` follow; status[0] += moves
+    made, status[1] += the exact change of the objective."""
     moves = 0
     change = int64(0)
     lane = cuda.threadIdx.x % lanes
     for i in range(cuda.grid(1) // lanes, moving.shape[0], cuda.gridsize(1) // lanes):
         if not accepted[i]:
             continue
-        v = moving[i]
-        source = blocks[v]
-        target = destinations[i]
-        for q in range(vertex_offsets[v] + lane, vertex_offsets[v + 1], lanes):
-            e = incident_nets[q]
-            base = int64(e) * k
-            counted = net_offsets[e + 1] - net_offsets[e] >= 2
-            if cuda.atomic.sub(pin_counts, base + source, 1) == 1 and counted:
-                if not cut_objective:
-                    change -= net_weights[e]
-                elif cuda.atomic.sub(connectivity, e, 1) == 2:
-                    change -= net_weights[e]
-            if cuda.atomic.add(pin_counts, base + target, 1) == 0 and counted:
-                if not cut_objective:
-                    change += net_weights[e]
-                elif cuda.atomic.add(connectivity, e, 1) == 1:
-                    change += net_weights[e]
-        if lanes > 1:  # the same for the whole warp (its lanes share i): every lane has read blocks[v]
-            cuda.syncwarp()
+        change += _move_vertex(moving[i], destinations[i], lane, lanes, net_offsets, net_weights, vertex_offsets,
+                               incident_nets, vertex_weights, k, cut_objective, blocks, pin_counts, connectivity,
+                               block_weights, locked)
         if lane == 0:
-            weight = vertex_weights[v]
-            cuda.atomic.sub(block_weights, source, weight)
-            cuda.atomic.add(block_weights, target, weight)
-            blocks[v] = target
-            if locked.shape[0]:
-                locked[v] = 0
             moves += 1
     if moves:
         cuda.atomic.add(status, 0, moves)
     if change != 0:
         cuda.atomic.add(status, 1, change)
+
+
+@cached_kernel
+def apply_kept_kernel(kept, targets, net_offsets, net_weights, vertex_offsets, incident_nets, vertex_weights, k,
+                      cut_objective, lanes, blocks, pin_counts, connectivity, block_weights, locked, status):
+    """:func:`apply_moves_kernel` for every vertex v with kept[v] != 0, to targets[v] (the moves that
+    :func:`afterburner_scan_kernel` kept), without a list of moves."""
+    moves = 0
+    change = int64(0)
+    lane = cuda.threadIdx.x % lanes
+    for v in range(cuda.grid(1) // lanes, kept.shape[0], cuda.gridsize(1) // lanes):
+        if kept[v] == 0:
+            continue
+        change += _move_vertex(v, targets[v], lane, lanes, net_offsets, net_weights, vertex_offsets, incident_nets,
+                               vertex_weights, k, cut_objective, blocks, pin_counts, connectivity, block_weights,
+                               locked)
+        if lane == 0:
+            moves += 1
+    if moves:
+        cuda.atomic.add(status, 0, moves)
+    if change != 0:
+        cuda.atomic.add(status, 1, change)
+
+
+@cached_kernel
+def afterburner_scan_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, blocks, targets,
+                            gains, k, cut_objective, lanes, pin_counts, kept):
+    """Step 3 of the module doc without sorting, for levels of small nets (``DeviceLevelState.scans_nets``):
+    for each candidate v (targets[v] >= 0, moving from a = blocks[v] to b = targets[v]) and each net e of v,
+    the candidates u of e ranked before v (a higher gain, or the same gain and a smaller id) give
+    Phi(e, a) and Phi(e, b) after their moves: each that leaves a or b takes one off, each that enters adds
+    one. The change of e's contribution that v's move makes there, summed over v's nets, is the gain that
+    :func:`afterburner_kernel`'s replay in rank order computes; kept[v] = 1 when it is >= 0, else 0.
+    ``lanes`` threads per vertex (1, or a warp on levels with hubs) stride over its nets; a net of |e| pins
+    costs |e| reads for each of its candidates."""
+    lane = cuda.threadIdx.x % lanes
+    for v in range(cuda.grid(1) // lanes, kept.shape[0], cuda.gridsize(1) // lanes):
+        target = targets[v]
+        if target < 0:  # the same for the whole warp
+            if lane == 0:
+                kept[v] = int8(0)
+            continue
+        source = blocks[v]
+        gain = gains[v]
+        total = int64(0)
+        for q in range(vertex_offsets[v] + lane, vertex_offsets[v + 1], lanes):
+            e = incident_nets[q]
+            start = net_offsets[e]
+            size = net_offsets[e + 1] - start
+            if size < 2:
+                continue
+            base = int64(e) * k
+            in_source = pin_counts[base + source]
+            in_target = pin_counts[base + target]
+            for p in range(start, start + size):
+                u = pin_vertices[p]
+                other_target = targets[u]
+                if other_target < 0 or u == v:
+                    continue
+                other_gain = gains[u]
+                if other_gain > gain or (other_gain == gain and u < v):
+                    other_source = blocks[u]
+                    if other_source == source:
+                        in_source -= 1
+                    elif other_source == target:
+                        in_target -= 1
+                    if other_target == source:
+                        in_source += 1
+                    elif other_target == target:
+                        in_target += 1
+            weight = net_weights[e]
+            if cut_objective:
+                total += (weight if in_target == size - 1 else 0) - (weight if in_source == size else 0)
+            else:
+                total += (weight if in_source == 1 else 0) - (weight if in_target == 0 else 0)
+        if lanes > 1:
+            total = warp_sum(total)
+        if lane == 0:
+            kept[v] = int8(1) if total >= 0 else int8(0)
 
 
 @cached_kernel
@@ -513,12 +612,12 @@ class DeviceLevelState:
     Attributes
     ----------
     status : device int64[2]
-        Moves made by the last :meth:`apply`, and the current km1 (or cut).
+        Moves made so far, and the current km1 (or cut).
     block_weights : device int64[k]
     host_block_weights : int64[k]
     host_status : (int, int)
-        ``block_weights`` and ``status`` on the host, as of the last :meth:`apply` (they are one device buffer,
-        read in one copy).
+        The moves of the last :meth:`apply` and the objective, as of then; with ``host_block_weights``, the
+        block weights (``status`` and ``block_weights`` are one device buffer, read in one copy).
     """
 
     def __init__(self, level: dict, blocks, k: int, cut_objective: bool = False, max_block_weights=None):
@@ -543,6 +642,7 @@ class DeviceLevelState:
         connectivity = self._connectivity()
         self.connectivity = connectivity.astype(x.int32) if cut_objective else x.zeros(1, dtype=x.int32)
         self.status[1] = self._objective(connectivity, cut_objective)
+        self._moves_read = 0
         self._read_summary()
         if max_block_weights is not None:
             self.max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
@@ -552,6 +652,9 @@ class DeviceLevelState:
         self.targets = x.empty(n, dtype=x.int32)
         self.gains = x.empty(n, dtype=x.int64)
         self.internals = x.empty(n, dtype=x.int64)
+        self.kept = x.empty(n, dtype=x.int8)
+        counted = x.where(self.sizes >= 2, self.sizes, 0)
+        self.scans_nets = int((counted * counted).sum()) <= SCAN_MEAN_NET_SIZE * num_pins
         self.heavy = x.flatnonzero(x.diff(level["vertex_offsets"]) > HEAVY_DEGREE).astype(x.int32)
         self._heavy_chunks(level["vertex_offsets"])
         # threads per moved vertex in apply and the afterburner's keys: a warp when the level has hubs (a
@@ -560,7 +663,8 @@ class DeviceLevelState:
         self.arrays = {name: array for name, array in level.items() if hasattr(array, "shape")}
         self.arrays.update((name, getattr(self, name)) for name in (
             "blocks", "pin_counts", "block_weights", "connectivity", "status", "no_locks", "targets", "gains",
-            "internals", "heavy", "chunk_heavy", "chunk_starts", "heavy_affinity", "heavy_adjacent", "heavy_sums"))
+            "internals", "kept", "heavy", "chunk_heavy", "chunk_starts", "heavy_affinity", "heavy_adjacent",
+            "heavy_sums"))
 
     def _heavy_chunks(self, vertex_offsets):
         """The chunks of the heavy vertices' nets (``rate_heavy_chunks_kernel``): HEAVY_CHUNK_ROUNDS nets for
@@ -619,7 +723,6 @@ class DeviceLevelState:
         """Move the vertices ``moving[accepted]`` to ``destinations[accepted]``; Phi, block weights and
         ``status`` follow; moved vertices get locked[v] = 0. Returns (moves made, objective) on the host
         (one read of the device)."""
-        self.status[0] = 0
         if moving.shape[0]:
             arrays = self.arrays
             launch(apply_moves_kernel, grid(moving.shape[0] * self.lanes), moving, destinations, accepted,
@@ -629,11 +732,26 @@ class DeviceLevelState:
                    arrays["no_locks"] if locked is None else locked, arrays["status"])
         return self._read_summary()
 
+    def apply_kept(self, locked=None):
+        """:meth:`apply` for the moves of :meth:`afterburner_scan`: every v with kept[v] != 0 goes to targets[v]."""
+        arrays = self.arrays
+        n = self.kept.shape[0]
+        if n:
+            launch(apply_kept_kernel, grid(n * self.lanes), arrays["kept"], arrays["targets"], arrays["net_offsets"],
+                   arrays["net_weights"], arrays["vertex_offsets"], arrays["incident_nets"], arrays["vertex_weights"],
+                   self.k, self.cut_objective, self.lanes, arrays["blocks"], arrays["pin_counts"],
+                   arrays["connectivity"], arrays["block_weights"], arrays["no_locks"] if locked is None else locked,
+                   arrays["status"])
+        return self._read_summary()
+
     def _read_summary(self):
-        """(moves, objective) of ``status``, with ``host_block_weights``: one copy from the device."""
+        """(moves since the last call, objective) of ``status``, whose moves only grow, with
+        ``host_block_weights``: one copy from the device."""
         summary = np.array(to_host(self._summary))
         self.host_block_weights = summary[2:]
-        self.host_status = int(summary[0]), int(summary[1])
+        moves = int(summary[0])
+        self.host_status = moves - self._moves_read, int(summary[1])
+        self._moves_read = moves
         return self.host_status
 
     def overloaded(self) -> bool:
@@ -663,6 +781,19 @@ class DeviceLevelState:
                arrays["blocks"], destinations, self.k, cut_objective, arrays["pin_counts"], new_gains)
         return new_gains
 
+    def afterburner_scan(self, cut_objective: bool):
+        """kept int8[n] (the state's buffer): 1 for the candidates of the last :meth:`rate` (targets >= 0) whose
+        gain after every better-ranked candidate's move is >= 0 (``afterburner_scan_kernel``: the same
+        moves as :meth:`afterburner` keeps, on levels with ``scans_nets``)."""
+        arrays = self.arrays
+        n = self.kept.shape[0]
+        if n:
+            launch(afterburner_scan_kernel, grid(n * self.lanes), arrays["net_offsets"], arrays["pin_vertices"],
+                   arrays["vertex_offsets"], arrays["incident_nets"], arrays["net_weights"], arrays["blocks"],
+                   arrays["targets"], arrays["gains"], self.k, cut_objective, self.lanes, arrays["pin_counts"],
+                   arrays["kept"])
+        return self.kept
+
 
 def block_weights_device(blocks, vertex_weights, k: int):
     """int64[k]: the weight of each block."""
@@ -681,8 +812,22 @@ def jet_round(state: DeviceLevelState, unbounded, cut_objective: bool, active, t
     for those moved in the previous round (Jet's locks); ``locked`` (a copy of the free vertices) gets 0 for
     each vertex the round's Jet moves move; ``unbounded`` (int64[k]) are bounds no move reaches. Returns
     (Jet moves made, objective or None when a block stayed over its bound) on the host."""
-    x = xp()
     targets, gains, _ = state.rate(unbounded, cut_objective, True, active, tolerance)
+    if state.scans_nets:
+        state.afterburner_scan(cut_objective)
+        moves, value = state.apply_kept(locked)
+    else:
+        moves, value = _ranked_moves(state, targets, gains, cut_objective, locked)
+    if moves and state.overloaded():
+        balanced, rebalanced_value = _rebalance_state(state, cut_objective, movable)
+        value = rebalanced_value if balanced else None
+    return moves, value
+
+
+def _ranked_moves(state: DeviceLevelState, targets, gains, cut_objective: bool, locked):
+    """Steps 2-4 on levels of big nets: the candidates ranked by a stable sort, the afterburner's replay of
+    sorted (net, rank) pairs, the kept moves applied. Returns (moves, objective) on the host."""
+    x = xp()
     candidates = x.flatnonzero(targets >= 0)
     count = candidates.shape[0]
     if count == 0:
@@ -694,11 +839,7 @@ def jet_round(state: DeviceLevelState, unbounded, cut_objective: bool, active, t
     launch(ranked_moves_kernel, grid(count), x.argsort(ranks, kind="stable"), candidates, targets,
            state.arrays["vertex_offsets"], moving, destinations, degrees)
     kept = state.afterburner(moving, destinations, degrees, cut_objective) >= 0
-    moves, value = state.apply(moving, destinations, kept, locked)
-    if moves and state.overloaded():
-        balanced, rebalanced_value = _rebalance_state(state, cut_objective, movable)
-        value = rebalanced_value if balanced else None
-    return moves, value
+    return state.apply(moving, destinations, kept, locked)
 
 
 def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, cut_objective: bool = False,
