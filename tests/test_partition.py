@@ -510,6 +510,21 @@ def test_contraction_in_one_serial_call_equals_the_stepwise_one(seed, clusters):
         np.testing.assert_array_equal(getattr(one_call, field), getattr(steps, field))
         assert getattr(one_call, field).dtype == getattr(steps, field).dtype, field
 
+
+@settings(max_examples=60, deadline=None)
+@given(hashes=st.lists(st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 255, 256, 2**63, 2**64 - 1])),
+                       max_size=600))
+def test_radix_order_of_net_hashes_is_a_stable_argsort(hashes):
+    """contract orders the nets by hash with an LSD radix sort: the permutation of numpy's stable argsort,
+    ties (identical nets) in id order; digits at the ends of each byte and of the word."""
+    from hgpart.coarsening.contraction import _stable_order
+
+    keys = np.array(hashes, dtype=np.uint64)
+    order = _stable_order(keys)
+    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+    assert order.dtype == np.int64
+
+
 def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
     """refine takes one serial njit call (refine_serial) on small levels and one-thread callers, and the
     parallel drivers (pin counts, label propagation's rating) above SERIAL_BELOW pins: the same partition."""

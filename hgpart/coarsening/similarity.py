@@ -20,18 +20,40 @@ MAX_SHIFT = 20
 def net_ratings(hypergraph, heavy_edge: bool, max_net_size: int):
     """Fixed-point rating of every net and the shift used: (int64[num_nets], shift).
 
-    The shift is the largest (at most 20) for which no vertex's total can overflow int64.
+    The shift is the largest (at most 20) for which no vertex's total can overflow int64 (as
+    :func:`.gpu_matching.device_net_ratings` on the device).
     """
-    sizes = hypergraph.net_sizes()
-    weights = hypergraph.net_weights
-    rated = (sizes >= 2) & (sizes <= max_net_size)
-    weighted_degree = np.bincount(hypergraph.pin_vertices, weights=np.repeat(np.where(rated, weights, 0), sizes),
-                                  minlength=hypergraph.num_vertices)
-    bits = int(np.ceil(np.log2(weighted_degree.max(initial=0.0) + 2.0)))
+    largest = _largest_rated_degree(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
+                                    hypergraph.num_vertices, max_net_size)
+    bits = int(np.ceil(np.log2(float(largest) + 2.0)))
     shift = max(0, min(MAX_SHIFT, 62 - bits))
-    divisor = np.maximum(sizes - 1, 1) if heavy_edge else np.ones_like(sizes)
-    ratings = np.where(rated, (weights.astype(np.int64) << shift) // divisor, 0).astype(np.int64)
-    return ratings, shift
+    return _fixed_point_ratings(hypergraph.net_offsets, hypergraph.net_weights, shift, heavy_edge, max_net_size), shift
+
+
+@numba.njit(cache=True, nogil=True)
+def _largest_rated_degree(net_offsets, pin_vertices, net_weights, num_vertices, max_net_size):
+    """The largest sum of w(e) over a vertex's nets of 2..max_net_size pins (0 without vertices)."""
+    degree = np.zeros(num_vertices, dtype=np.int64)
+    for e in range(net_offsets.shape[0] - 1):
+        size = net_offsets[e + 1] - net_offsets[e]
+        if 2 <= size <= max_net_size:
+            for p in range(net_offsets[e], net_offsets[e + 1]):
+                degree[pin_vertices[p]] += net_weights[e]
+    largest = 0
+    for v in range(num_vertices):
+        largest = max(largest, degree[v])
+    return largest
+
+
+@numba.njit(cache=True, nogil=True)
+def _fixed_point_ratings(net_offsets, net_weights, shift, heavy_edge, max_net_size):
+    """int64[m]: (w(e) << shift) // (|e| - 1 with ``heavy_edge``, else 1) for nets of 2..max_net_size pins, else 0."""
+    ratings = np.zeros(net_offsets.shape[0] - 1, dtype=np.int64)
+    for e in range(ratings.shape[0]):
+        size = net_offsets[e + 1] - net_offsets[e]
+        if 2 <= size <= max_net_size:
+            ratings[e] = (np.int64(net_weights[e]) << shift) // (size - 1 if heavy_edge else 1)
+    return ratings
 
 
 def rating_work(hypergraph, max_rated_net_size: int) -> int:
