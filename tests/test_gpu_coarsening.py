@@ -55,9 +55,27 @@ def test_contraction_and_primitive_kernels_compile_to_ptx():
                               (primitives.scatter_max_kernel, "void(int32[:], int64[:], int64[:])"),
                               (primitives.scatter_min_kernel, "void(int32[:], int32[:], int32[:])"),
                               (primitives.pointer_double_kernel,
-                               "void(int32[:], int32[:], int32[:], int32[:], int32[:])")):
+                               "void(int32[:], int32[:], int32[:], int32[:], int32[:])"),
+                              (primitives.chunk_histogram_kernel, "void(int32[:], int64, int64, int64[:])"),
+                              (primitives.chunk_scatter_kernel, "void(int32[:], int64, int64, int64[:], int64[:])")):
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))
         assert ".entry" in ptx
+
+
+@pytest.mark.gpu
+def test_counting_sort_by_small_key_is_a_stable_argsort(monkeypatch):
+    """stable_order_by_small_key == numpy's stable argsort: one chunk, many chunks with a ragged last one, and
+    as many keys as the counters allow (fewer, longer chunks); few and many distinct keys."""
+    from hgpart.cuda import primitives
+    from hgpart.cuda.arrays import to_device, to_host
+
+    rng = np.random.default_rng(8)
+    monkeypatch.setattr(primitives, "COUNTING_SORT_ENTRIES", 4096)
+    for count, num_keys in ((0, 3), (1, 1), (50, 3), (1000, 7), (777, 1024), (3000, 2)):
+        keys = rng.integers(0, num_keys, count).astype(np.int32)
+        order = to_host(primitives.stable_order_by_small_key(to_device(keys), num_keys))
+        np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"), err_msg=f"{count} {num_keys}")
+        assert order.dtype == np.int64
 
 
 def instances():

@@ -1,5 +1,6 @@
 """Element-wise device kernels shared by the GPU phases: scatters with atomics and pointer doubling; the
-64-bit shared-memory sum in two 32-bit halves; segments cut into work items of a fixed size.
+64-bit shared-memory sum in two 32-bit halves; segments cut into work items of a fixed size; a stable
+counting sort by small keys.
 
 Every kernel is grid-stride, so any launch shape covers any size (the simulator runs tiny grids).
 """
@@ -12,6 +13,8 @@ from numba import cuda, int64, uint32
 from .arrays import cached_kernel, grid, launch, xp
 
 LOW32 = np.int64(0xFFFFFFFF)  # the low half of an int64 (packed keys, halves of sums)
+COUNTING_SORT_ENTRIES = 1 << 20  # at most this many (key, chunk) counters in stable_order_by_small_key (8 MB)
+COUNTING_SORT_CHUNK = 64         # at least this many keys per thread there
 
 
 @cuda.jit(device=True, inline=True)
@@ -66,6 +69,45 @@ def pointer_double_kernel(jump, smallest, jump_out, smallest_out, changed):
         smallest_out[v] = min(smallest[v], smallest[middle])
         if target != middle:
             changed[0] = 1
+
+
+@cached_kernel
+def chunk_histogram_kernel(keys, chunk_size, chunks, counts):
+    """counts[key * chunks + c] += 1 for each key of chunk c (entries c * chunk_size ... of ``keys``); a thread
+    per chunk, so no atomics."""
+    for chunk in range(cuda.grid(1), chunks, cuda.gridsize(1)):
+        for i in range(chunk * chunk_size, min((chunk + 1) * chunk_size, keys.shape[0])):
+            counts[keys[i] * chunks + chunk] += 1
+
+
+@cached_kernel
+def chunk_scatter_kernel(keys, chunk_size, chunks, ends, order):
+    """order[--ends[key * chunks + c]] = i for the entries i of chunk c, last first: with ``ends`` the inclusive
+    prefix sum of :func:`chunk_histogram_kernel`'s counts (key-major), each key's entries land in index order."""
+    for chunk in range(cuda.grid(1), chunks, cuda.gridsize(1)):
+        for i in range(min((chunk + 1) * chunk_size, keys.shape[0]) - 1, chunk * chunk_size - 1, -1):
+            slot = keys[i] * chunks + chunk
+            position = ends[slot] - 1
+            ends[slot] = position
+            order[position] = i
+
+
+def stable_order_by_small_key(keys, num_keys: int):
+    """``argsort(keys, kind="stable")`` (device int64[len(keys)]) for int keys in [0, num_keys) by a counting
+    sort: each thread counts its chunk of keys, one prefix sum over (key, chunk), each thread places its
+    chunk. Four operations and no read of the device (CuPy's argsort waits for its sort to finish)."""
+    x = xp()
+    count = keys.shape[0]
+    order = x.empty(count, dtype=x.int64)
+    if count == 0:
+        return order
+    chunks = max(1, min(-(-count // COUNTING_SORT_CHUNK), COUNTING_SORT_ENTRIES // max(num_keys, 1)))
+    chunk_size = -(-count // chunks)
+    chunks = -(-count // chunk_size)
+    counts = x.zeros(num_keys * chunks, dtype=x.int64)
+    launch(chunk_histogram_kernel, grid(chunks), keys, chunk_size, chunks, counts)
+    launch(chunk_scatter_kernel, grid(chunks), keys, chunk_size, chunks, x.cumsum(counts), order)
+    return order
 
 
 def scatter(kernel, targets, values, out):

@@ -48,7 +48,7 @@ import numpy as np
 from numba import cuda, float64, int8, int32, int64
 
 from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
-from ..cuda.primitives import LOW32, scatter, scatter_add_kernel, segment_items
+from ..cuda.primitives import LOW32, scatter, scatter_add_kernel, segment_items, stable_order_by_small_key
 from ..cuda.warp import WARP_SIZE, warp_argmax, warp_sum
 from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 
@@ -897,9 +897,10 @@ def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_
     """:func:`rebalance_device` on ``state`` (modified in place; the bounds are its ``max_block_weights``):
     (balanced, objective) on the host. A round is a few kernels on the device (the steps of
     :func:`.jet.rebalance_rounds`): the vertices to rate, their ratings, the candidates ordered by source,
-    loss per unit of weight and id (two stable sorts over the ascending candidates), the moves each source
+    loss per unit of weight and id (over the ascending candidates, a stable sort by loss, then the stable
+    counting sort by source of :func:`.cuda.primitives.stable_order_by_small_key`), the moves each source
     needs to shed its excess (a prefix sum per source's run), and those whose target has room in the same
-    order (a stable sort by target, a prefix sum per target's run)."""
+    order (a stable counting sort by target, a prefix sum per target's run)."""
     x = xp()
     arrays = state.arrays
     max_block_weights = state.max_block_weights
@@ -921,7 +922,7 @@ def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_
         launch(rebalance_keys_kernel, grid(count), candidates, gains, vertex_weights, arrays["blocks"], losses,
                sources)
         by_loss = x.argsort(losses, kind="stable")
-        order = by_loss[x.argsort(sources[by_loss], kind="stable")]
+        order = by_loss[stable_order_by_small_key(sources[by_loss], state.k)]
         moving, destinations = x.empty(count, dtype=x.int64), x.empty(count, dtype=x.int32)
         moving_sources, moving_weights = x.empty(count, dtype=x.int32), x.empty(count, dtype=x.int64)
         launch(rebalance_order_kernel, grid(count), order, candidates, sources, targets, vertex_weights, moving,
@@ -929,7 +930,7 @@ def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_
         needed_weights = x.empty(count, dtype=x.int64)
         launch(rebalance_needed_kernel, grid(count), moving_sources, moving_weights, x.cumsum(moving_weights),
                arrays["block_weights"], max_block_weights, needed_weights)
-        by_target = x.argsort(destinations, kind="stable")
+        by_target = stable_order_by_small_key(destinations, state.k)
         sorted_targets, sorted_weights = x.empty(count, dtype=x.int32), x.empty(count, dtype=x.int64)
         launch(gather_by_target_kernel, grid(count), by_target, destinations, needed_weights, sorted_targets,
                sorted_weights)
