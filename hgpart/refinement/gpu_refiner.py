@@ -85,7 +85,8 @@ def _rate_net(e, source, lane, group, owned, k, cut_objective, net_offsets, net_
     """Net e of a vertex in block ``source``, seen by lane ``lane`` of its rating group: adds w(e) to
     affinity[j] for the lane's blocks b = lane + group j that the move to b would gain (km1: b has a pin of
     e; cut: e would become uncut) and marks adjacent[j]; returns the parts that do not depend on b: (the
-    common gain, w(e) when e has another pin in ``source``). Nets with fewer than two pins: (0, 0)."""
+    common gain, w(e) when e has another pin in ``source``). Nets with fewer than two pins: (0, 0). A net
+    whose pins are all in ``source`` reads one entry of Phi, not its row."""
     size = net_offsets[e + 1] - net_offsets[e]
     if size < 2:
         return int64(0), int64(0)
@@ -97,6 +98,8 @@ def _rate_net(e, source, lane, group, owned, k, cut_objective, net_offsets, net_
         common = -weight if in_source == size else int64(0)
     else:
         common = (weight if in_source == 1 else int64(0)) - weight
+    if in_source == size:  # no pin elsewhere (most nets): no block to mark, and the row need not be read
+        return common, internal
     for j in range(owned):
         b = lane + group * j
         count = pin_counts[base + b]
