@@ -3,7 +3,7 @@ Jet-style rounds with an afterburner, and a rebalancer (the GPU twin of :mod:`.r
 
 One round (:func:`refine_device`) moves many vertices at once and stays deterministic:
 
-1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k, at most a warp; lane
+1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k / 4, at most a warp; lane
    l of a group owns blocks l, l + group, ...; for vertices of more than HEAVY_DEGREE nets,
    ``rate_heavy_chunks_kernel``, a block of such groups per chunk of their nets, and
    ``pick_heavy_moves_kernel``) gives every movable vertex that did not move in the
@@ -53,7 +53,8 @@ from ..cuda.warp import WARP_SIZE, warp_argmax, warp_sum
 from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 
 MAX_K = 1024
-BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: blocks each lane of a rating warp owns
+BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: the most blocks a lane of a rating group owns
+RATED_BLOCKS_PER_LANE = 4     # blocks each lane of a rating group owns, up to k = 128 (rating_group)
 RATE_THREADS = 128            # 4 warps per block of the rating kernels
 HEAVY_DEGREE = 256            # vertices with more nets are rated in chunks (rate_heavy_chunks_kernel)
 HEAVY_CHUNK_ROUNDS = 64       # nets per group of lanes in a chunk: a block rates 64 * RATE_THREADS / group nets
@@ -64,10 +65,12 @@ SCAN_MEAN_NET_SIZE = 64
 
 
 def rating_group(k: int) -> int:
-    """Lanes that rate one vertex: the least power of two >= k, at most a warp (k = 8: four vertices a
-    warp, each lane one block)."""
+    """Lanes that rate one vertex: the least power of two >= k / RATED_BLOCKS_PER_LANE, at most a warp (k = 32:
+    eight lanes of four blocks each, four vertices a warp). The rating waits on chains of loads (a net's
+    offsets, weight and Phi(e, source)) that every lane of a group repeats: on grid 1M k = 32 a warp per
+    vertex kept too few vertices in flight (the kernel was 63% of the GPU's busy time)."""
     group = 1
-    while group < min(k, WARP_SIZE):
+    while group < min(-(-k // RATED_BLOCKS_PER_LANE), WARP_SIZE):
         group *= 2
     return group
 
@@ -147,7 +150,7 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
     km1: gain(b) = sum over nets e of v of w(e) ([Phi(e, a) = 1] - [Phi(e, b) = 0]); cut: w(e) for each net
     that becomes uncut ([Phi(e, a) = 1 and Phi(e, b) = |e| - 1]) minus w(e) for each that becomes cut
     ([Phi(e, a) = |e|]). Nets with fewer than two pins never count. A ``group`` of lanes per vertex (a
-    power of two: :func:`rating_group`, the whole warp once k >= 32): lane l of the group reads
+    power of two: :func:`rating_group`, the whole warp once k > 64): lane l of the group reads
     Phi(e, l + group j) (coalesced) and keeps its blocks' sums in registers; ``warp_argmax`` over the group
     picks the best. Every lane of a warp runs the same number of iterations, so the shuffles see them all.
 
