@@ -272,19 +272,21 @@ def hub_hypergraph(seed, n=300, nets=1200, hubs=3):
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("cut_objective", [False, True])
-def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective):
+def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypatch):
     """Hubs (more than HEAVY_DEGREE nets) go through the chunked rating kernels and the warp-per-move apply
     kernel: ratings equal the CPU path's best_move (checked against the brute-force model above), rounds
-    equal the CPU twin (refinement.jet, checked against the model), the kept objective a recount; k below,
-    at and above a warp; at k = 7 and 40 each hub's nets span several chunks, whose sums meet by atomics.
+    equal the CPU twin (refinement.jet, checked against the model), the kept objective a recount; groups of
+    1, 2 and 16 lanes; at k = 7 and 40 each hub's nets span several chunks, whose sums meet by atomics.
     (The brute-force model itself takes minutes on hubs.)"""
     from hgpart.coarsening.gpu_contraction import level_to_device
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
+    from hgpart.refinement import gpu_refiner
     from hgpart.refinement.gpu_refiner import HEAVY_DEGREE, DeviceLevelState, refine_device
     from hgpart.refinement.jet import jet_refine
 
     if SIMULATED:
         pytest.skip("minutes in the simulator (blocks of 128 threads on hubs); runs on the GPU")
+    monkeypatch.setattr(gpu_refiner, "HEAVY_CHUNK_ROUNDS", 4)  # chunks of 4 nets per group: several per hub
     for seed, (k, nets) in enumerate(((2, 1200), (7, 4000), (40, 1200))):
         hypergraph = hub_hypergraph(seed, nets=nets)
         assert np.diff(hypergraph.vertex_offsets)[:3].min() > HEAVY_DEGREE
