@@ -3,7 +3,7 @@ Jet-style rounds with an afterburner, and a rebalancer (the GPU twin of :mod:`.r
 
 One round (:func:`refine_device`) moves many vertices at once and stays deterministic:
 
-1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k / 4, at most a warp; lane
+1. ``rate_moves_kernel`` (a group of lanes per vertex: the least power of two >= k / 8, at most a warp; lane
    l of a group owns blocks l, l + group, ...; for vertices of more than HEAVY_DEGREE nets,
    ``rate_heavy_chunks_kernel``, a block of such groups per chunk of their nets, and
    ``pick_heavy_moves_kernel``) gives every movable vertex that did not move in the
@@ -54,7 +54,7 @@ from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
 
 MAX_K = 1024
 BLOCKS_PER_LANE = 32          # MAX_K // WARP_SIZE: the most blocks a lane of a rating group owns
-RATED_BLOCKS_PER_LANE = 4     # blocks each lane of a rating group owns, up to k = 128 (rating_group)
+RATED_BLOCKS_PER_LANE = 8     # blocks each lane of a rating group owns, up to k = 256 (rating_group)
 RATE_THREADS = 128            # 4 warps per block of the rating kernels
 HEAVY_DEGREE = 256            # vertices with more nets are rated in chunks (rate_heavy_chunks_kernel)
 HEAVY_CHUNK_ROUNDS = 64       # nets per group of lanes in a chunk: a block rates 64 * RATE_THREADS / group nets
@@ -66,9 +66,11 @@ SCAN_MEAN_NET_SIZE = 64
 
 def rating_group(k: int) -> int:
     """Lanes that rate one vertex: the least power of two >= k / RATED_BLOCKS_PER_LANE, at most a warp (k = 32:
-    eight lanes of four blocks each, four vertices a warp). The rating waits on chains of loads (a net's
-    offsets, weight and Phi(e, source)) that every lane of a group repeats: on grid 1M k = 32 a warp per
-    vertex kept too few vertices in flight (the kernel was 63% of the GPU's busy time)."""
+    four lanes of eight blocks each, eight vertices a warp). The rating waits on chains of loads (a net's
+    offsets, weight and Phi(e, source)) that every lane of a group repeats, so fewer lanes per vertex keep
+    more vertices in flight. On grid 1M (H100, one process, CUPTI) the rating kernel took 9.5 / 45.1 / 142.7 ms
+    at k = 8 / 32 / 128 with four blocks a lane, 7.9 / 32.3 / 91.7 ms with eight, 14.0 / 73.1 / 142.6 ms with
+    two; a warp per vertex at k = 32 took 128.9 ms."""
     group = 1
     while group < min(-(-k // RATED_BLOCKS_PER_LANE), WARP_SIZE):
         group *= 2
@@ -150,7 +152,7 @@ def rate_moves_kernel(net_offsets, vertex_offsets, incident_nets, net_weights, v
     km1: gain(b) = sum over nets e of v of w(e) ([Phi(e, a) = 1] - [Phi(e, b) = 0]); cut: w(e) for each net
     that becomes uncut ([Phi(e, a) = 1 and Phi(e, b) = |e| - 1]) minus w(e) for each that becomes cut
     ([Phi(e, a) = |e|]). Nets with fewer than two pins never count. A ``group`` of lanes per vertex (a
-    power of two: :func:`rating_group`, the whole warp once k > 64): lane l of the group reads
+    power of two: :func:`rating_group`, the whole warp once k > 128): lane l of the group reads
     Phi(e, l + group j) (coalesced) and keeps its blocks' sums in registers; ``warp_argmax`` over the group
     picks the best. Every lane of a warp runs the same number of iterations, so the shuffles see them all.
 
