@@ -42,6 +42,11 @@ class CoarseningConfig:
     communities : bool
         First find Louvain communities of the star expansion and never merge across them (as
         Mt-KaHyPar's preprocessing does).
+    gpu_host_max_pins : int
+        GPU path: a level of at most this many pins is coarsened on the host (the same map and contraction),
+        where the device's launches and reads cost more than the work: on the H100 machine a level of grid
+        1M took 10-15 ms on the device whatever its size, while the host's njit code takes about 3 ms at
+        25k pins.
     """
 
     rating: str = "heavy-edge"
@@ -55,6 +60,7 @@ class CoarseningConfig:
     two_hop: bool = True
     max_levels: int = 100
     communities: bool = False
+    gpu_host_max_pins: int = 30_000
 
 
 @dataclass(frozen=True)

@@ -204,16 +204,19 @@ def test_device_contraction_equals_cpu():
 
 
 @pytest.mark.gpu
-def test_gpu_hierarchy_equals_cpu():
+@pytest.mark.parametrize("host_max_pins", [0, CoarseningConfig().gpu_host_max_pins])
+def test_gpu_hierarchy_equals_cpu(host_max_pins):
+    """Every level on the device, then (the default) the small ones on the host: the CPU's hierarchy."""
     from hgpart.coarsening import coarsen
 
+    config = CoarseningConfig(gpu_host_max_pins=host_max_pins)
     for name, hypergraph in instances():
         n = hypergraph.num_vertices
         fixed = np.where(np.arange(n) % 29 == 0, np.arange(n) % 2, -1).astype(np.int32)
         communities = (np.arange(n) * 7 // n).astype(np.int32)
         for options in ({}, {"fixed": fixed}, {"communities": communities, "fixed": fixed}):
             cpu = coarsen(hypergraph, 2, **options)
-            gpu = coarsen(hypergraph, 2, device="gpu", **options)
+            gpu = coarsen(hypergraph, 2, config, device="gpu", **options)
             assert len(cpu.levels) == len(gpu.levels), name
             for mine, theirs in zip(gpu.levels, cpu.levels):
                 np.testing.assert_array_equal(mine.cluster, theirs.cluster, err_msg=name)
@@ -341,11 +344,14 @@ def test_gpu_code_in_the_simulator():
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu"]
     tiny = "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu"
     rebalancer = "tests/test_gpu_refinement.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
-    halves = {"5 passed": [f"{tiny}[False]", "tests/test_cudasim.py", f"{rebalancer}[False]",
+    afterburners = "tests/test_gpu_refinement.py::test_both_afterburners_keep_the_models_moves"
+    halves = {"6 passed": [f"{tiny}[False]", "tests/test_cudasim.py", f"{rebalancer}[False]",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[False]",
-                           "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model"],
-              "7 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
-                           f"{rebalancer}[True]",
+                           "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
+                           f"{afterburners}[False]"],
+              "9 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+                           f"{rebalancer}[True]", f"{afterburners}[True]",
+                           "tests/test_gpu_coarsening.py::test_counting_sort_by_small_key_is_a_stable_argsort",
                            "tests/test_gpu_coarsening.py::test_shared_tables_sum_large_scores_exactly",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[True]",
                            "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",

@@ -193,14 +193,17 @@ def _on_device(values):
 
 def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fixed=None, max_levels=None,
                       on_level=None, communities=None, input_level=None) -> DeviceHierarchy:
-    """``coarsen`` with every level computed on the GPU: the input goes to the device once (or not at all:
+    """``coarsen`` with the levels on the GPU: the input goes to the device once (or not at all:
     ``input_level``, its arrays already there), each level's map and contraction stay there
     (:func:`.gpu_matching.compute_clustering_device`, :func:`.gpu_contraction.contract_device`); the levels
-    stay on the device (``DeviceHierarchy.to_host`` copies them back). ``fixed`` and ``communities`` may
+    stay on the device (``DeviceHierarchy.to_host`` copies them back). Levels of at most
+    ``config.gpu_host_max_pins`` pins are coarsened on the host (the same map and contraction) and their
+    coarse levels copied to the device. ``fixed`` and ``communities`` may
     be host or device arrays."""
     from numba import cuda
 
-    from .gpu_contraction import contract_device, level_to_device
+    from ..cuda.arrays import to_device, to_host
+    from .gpu_contraction import contract_device, level_to_device, level_to_host
     from .gpu_matching import compute_clustering_device
 
     limit = contraction_limit(k, config)
@@ -210,14 +213,24 @@ def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fi
     current_fixed = _on_device(fixed)
     current_communities = _on_device(communities)
     hierarchy = DeviceHierarchy(hypergraph)
+    host_level = hypergraph  # the current level on the host, where it is there
     while len(hierarchy.levels) < levels and current["vertex_offsets"].shape[0] - 1 > limit:
         started = time.perf_counter()
         n = current["vertex_offsets"].shape[0] - 1
         merge_key = _merge_key(current_fixed, current_communities, k)
-        cluster, num_clusters = compute_clustering_device(current, max_weight, config, merge_key)
-        if num_clusters > (1.0 - config.min_shrink) * n:
-            break
-        coarse = contract_device(current, cluster, num_clusters)
+        if current["pin_vertices"].shape[0] <= config.gpu_host_max_pins:  # small: on the host, then back
+            host_level = level_to_host(current) if host_level is None else host_level
+            host_cluster, num_clusters = compute_clustering(host_level, max_weight, config,
+                                                            None if merge_key is None else to_host(merge_key))
+            if num_clusters > (1.0 - config.min_shrink) * n:
+                break
+            coarse_host = contract(host_level, host_cluster, num_clusters)
+            cluster, coarse = to_device(host_cluster), level_to_device(coarse_host)
+        else:
+            cluster, num_clusters = compute_clustering_device(current, max_weight, config, merge_key)
+            if num_clusters > (1.0 - config.min_shrink) * n:
+                break
+            coarse, coarse_host = contract_device(current, cluster, num_clusters), None
         coarse_fixed = carry_on_device(current_fixed, cluster, num_clusters)
         current_communities = carry_on_device(current_communities, cluster, num_clusters)
         cuda.synchronize()
@@ -225,7 +238,7 @@ def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fi
         hierarchy.levels.append((current, cluster, current_fixed, seconds))
         _report(on_level, len(hierarchy.levels) - 1, n, current["net_offsets"].shape[0] - 1,
                 current["pin_vertices"].shape[0], num_clusters, seconds)
-        current, current_fixed = coarse, coarse_fixed
+        current, current_fixed, host_level = coarse, coarse_fixed, coarse_host
     hierarchy.coarsest = current
     hierarchy.coarsest_fixed = current_fixed
     return hierarchy
