@@ -276,7 +276,8 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypa
     """Hubs (more than HEAVY_DEGREE nets) go through the chunked rating kernels and the warp-per-move apply
     kernel: ratings equal the CPU path's best_move (checked against the brute-force model above), rounds
     equal the CPU twin (refinement.jet, checked against the model), the kept objective a recount; groups of
-    one lane (k = 2, 7) and of eight (k = 40); at k = 7 and 40 each hub's nets span several chunks, whose sums meet by atomics.
+    one lane (k = 2, 7) and of eight (k = 40); at k = 7 and 40 each hub's nets span several chunks, whose
+    sums meet by atomics.
     (The brute-force model itself takes minutes on hubs.)"""
     from hgpart.coarsening.gpu_contraction import level_to_device
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host

@@ -70,7 +70,8 @@ def pair_priority(v, u):
     Ties in similarity are broken by it before ids: with equal scores everywhere (graphs, unit weights)
     "smaller id wins" makes long chains of proposals and few mutual ones, while a symmetric random order
     makes each locally best pair mutual (as in the suitor / locally-dominant matchings). Plain int64
-    arithmetic that never overflows (a hash in the spirit of murmur3's finaliser), so the CPU (njit) and the GPU (cuda.jit) get the same numbers.
+    arithmetic that never overflows (a hash in the spirit of murmur3's finaliser), so the CPU (njit) and the
+    GPU (cuda.jit) get the same numbers.
     """
     low = min(v, u)
     high = max(v, u)

@@ -816,10 +816,11 @@ def balanced_on_device(blocks, vertex_weights, k: int, max_block_weights) -> boo
 
 
 def jet_round(state: DeviceLevelState, unbounded, cut_objective: bool, active, tolerance: float, locked, movable):
-    """One round (steps 1-5 of the module doc) on ``state`` (with its ``max_block_weights``). ``active`` (int8[n]) is 0 for fixed vertices and
-    for those moved in the previous round (Jet's locks); ``locked`` (a copy of the free vertices) gets 0 for
-    each vertex the round's Jet moves move; ``unbounded`` (int64[k]) are bounds no move reaches. Returns
-    (Jet moves made, objective or None when a block stayed over its bound) on the host."""
+    """One round (steps 1-5 of the module doc) on ``state`` (with its ``max_block_weights``). ``active``
+    (int8[n]) is 0 for fixed vertices and for those moved in the previous round (Jet's locks); ``locked`` (a
+    copy of the free vertices) gets 0 for each vertex the round's Jet moves move; ``unbounded`` (int64[k])
+    are bounds no move reaches. Returns (Jet moves made, objective or None when a block stayed over its
+    bound) on the host."""
     targets, gains, _ = state.rate(unbounded, cut_objective, True, active, tolerance)
     if state.scans_nets:
         state.afterburner_scan(cut_objective)
