@@ -345,10 +345,12 @@ def test_gpu_code_in_the_simulator():
     tiny = "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu"
     rebalancer = "tests/test_gpu_refinement.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
     afterburners = "tests/test_gpu_refinement.py::test_both_afterburners_keep_the_models_moves"
-    halves = {"6 passed": [f"{tiny}[False]", "tests/test_cudasim.py", f"{rebalancer}[False]",
+    halves = {"7 passed": [f"{tiny}[False]", "tests/test_cudasim.py", f"{rebalancer}[False]",
                            "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[False]",
                            "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
-                           f"{afterburners}[False]"],
+                           f"{afterburners}[False]",
+                           "tests/test_gpu_refinement.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
+                           "neighbourhoods"],
               "9 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
                            f"{rebalancer}[True]", f"{afterburners}[True]",
                            "tests/test_gpu_coarsening.py::test_counting_sort_by_small_key_is_a_stable_argsort",

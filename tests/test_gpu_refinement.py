@@ -30,6 +30,7 @@ REFINEMENT_KERNELS = {
                          "int64, int32[:], int32[:], int32[:], int64[:], int8[:], int64[:])",
     "afterburner_scan_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:], int32[:], int32[:], int64[:], "
                                "int64, boolean, int64, int32[:], int8[:])",
+    "neighbourhood_exceeds_kernel": "void(int64[:], int32[:], int64[:], int64, int64[:])",
     "negated_gains_kernel": "void(int64[:], int64[:], int64[:])",
     "ranked_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int64[:])",
     "rebalance_active_kernel": "void(int32[:], int64[:], boolean[:], int64[:], int64[:], int8[:])",
@@ -217,6 +218,31 @@ def test_both_afterburners_keep_the_models_moves(cut_objective):
                                                     hypergraph.net_weights, model_blocks, cut_objective)
             dropped += int((to_host(state.targets) >= 0).sum()) - len(kept)
     assert dropped > 0
+
+
+@pytest.mark.gpu
+def test_the_scan_afterburner_is_left_to_levels_without_big_neighbourhoods(monkeypatch):
+    """A level scans (``scans_nets``) only while no vertex's nets of two or more pins have more than
+    SCAN_MAX_PIN_VISITS pins in all: exactly at the largest such sum it scans, one below it it sorts; a hub in
+    every net of a tiny hypergraph holds the largest."""
+    from hgpart.coarsening.gpu_contraction import level_to_device
+    from hgpart.cuda.arrays import to_device
+    from hgpart.refinement import gpu_refiner
+
+    plain = tiny(5, n=30, nets=40)
+    with_hub = Hypergraph.from_pin_lists([list(plain.pin_vertices[plain.net_offsets[e]:plain.net_offsets[e + 1]]) + [30]
+                                          for e in range(plain.num_nets)], 31)
+    for hypergraph in (plain, with_hub):
+        sizes = np.diff(hypergraph.net_offsets)
+        counted = np.where(sizes >= 2, sizes, 0)
+        largest = max(int(counted[hypergraph.incident_nets[hypergraph.vertex_offsets[v]:
+                                                           hypergraph.vertex_offsets[v + 1]]].sum())
+                      for v in range(hypergraph.num_vertices))
+        blocks = to_device(np.zeros(hypergraph.num_vertices, dtype=np.int32))
+        for limit, scans in ((largest, True), (largest - 1, False)):
+            monkeypatch.setattr(gpu_refiner, "SCAN_MAX_PIN_VISITS", limit)
+            state = gpu_refiner.DeviceLevelState(level_to_device(hypergraph), blocks, 2)
+            assert state.scans_nets == scans, (hypergraph.num_vertices, limit)
 
 
 def overloaded_cases():

@@ -13,13 +13,14 @@ One round (:func:`refine_device`) moves many vertices at once and stays determin
 2. candidates are the vertices with gain > 0 or gain >= -floor(c * internal) (Jet's rule; c is
    ``tolerance``; the rating kernel applies it), ranked by (gain descending, id) by a stable sort;
 3. the afterburner recomputes each candidate's gain as if every better-ranked candidate had moved first
-   (Jet's afterburner, for hyperedges). On levels of small nets (``SCAN_MEAN_NET_SIZE``),
-   ``afterburner_scan_kernel`` (a thread per vertex) reads, for each net of a candidate, which of its
-   pins are better-ranked candidates and where they go, which gives the net's row of Phi after their
-   moves: no sort and no list of candidates, so the round reads the device once, at its end. On levels of
-   bigger nets the (net, rank) pairs of the candidates' incidences are sorted and each net replays its
-   moves in rank order on its own row of Phi (``afterburner_kernel``, a thread per net), adding each
-   move's exact change of the net's contribution to that move's gain. Both give the same gains;
+   (Jet's afterburner, for hyperedges). On levels of small nets and no big neighbourhoods
+   (``SCAN_MEAN_NET_SIZE``, ``SCAN_MAX_PIN_VISITS``), ``afterburner_scan_kernel`` (a thread per vertex)
+   reads, for each net of a candidate, which of its pins are better-ranked candidates and where they go,
+   which gives the net's row of Phi after their moves: no sort and no list of candidates, so the round
+   reads the device once, at its end. On other levels the (net, rank) pairs of the candidates' incidences
+   are sorted and each net replays its moves in rank order on its own row of Phi (``afterburner_kernel``, a
+   thread per net), adding each move's exact change of the net's contribution to that move's gain. Both
+   give the same gains;
 4. moves whose recomputed gain is < 0 are dropped, the others are applied (``apply_kept_kernel`` or
    ``apply_moves_kernel``: Phi, block weights and the objective updated by atomics, the objective from the
    old values they return);
@@ -62,6 +63,10 @@ HEAVY_CHUNK_ROUNDS = 64       # nets per group of lanes in a chunk: a block rate
 # of the device) on levels whose nets have at most this many pins on average, weighted by pins (the sum of
 # |e|^2 over the nets of >= 2 pins, over the pins); levels of bigger nets replay sorted (net, rank) pairs.
 SCAN_MEAN_NET_SIZE = 64
+# ... and where no vertex's nets have more than this many pins in all (what the scan reads for one candidate): a
+# hub of long-tailed 300k has 1M, and its one thread (or warp) held up every round (133 ms a round against about
+# 6 ms sorted, H100); grids have at most 66 on every level, evenly connected inputs about 1,400 on the input.
+SCAN_MAX_PIN_VISITS = 1024
 
 
 def rating_group(k: int) -> int:
@@ -441,9 +446,24 @@ def apply_kept_kernel(kept, targets, net_offsets, net_weights, vertex_offsets, i
 
 
 @cached_kernel
+def neighbourhood_exceeds_kernel(vertex_offsets, incident_nets, counted_sizes, limit, exceeds):
+    """exceeds[0] = 1 when some vertex's nets have more than ``limit`` pins in all (``counted_sizes``: |e|, 0
+    for nets of fewer than two pins): the pins ``afterburner_scan_kernel`` reads for that vertex. A thread
+    per vertex stops adding once past the limit, so a hub costs at most ``limit`` reads."""
+    for v in range(cuda.grid(1), vertex_offsets.shape[0] - 1, cuda.gridsize(1)):
+        visits = int64(0)
+        for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+            visits += counted_sizes[incident_nets[q]]
+            if visits > limit:
+                exceeds[0] = 1
+                break
+
+
+@cached_kernel
 def afterburner_scan_kernel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, blocks, targets,
                             gains, k, cut_objective, lanes, pin_counts, kept):
-    """Step 3 of the module doc without sorting, for levels of small nets (``DeviceLevelState.scans_nets``):
+    """Step 3 of the module doc without sorting, for levels of small nets and neighbourhoods
+    (``DeviceLevelState.scans_nets``):
     for each candidate v (targets[v] >= 0, moving from a = blocks[v] to b = targets[v]) and each net e of v,
     the candidates u of e ranked before v (a higher gain, or the same gain and a smaller id) give
     Phi(e, a) and Phi(e, b) after their moves: each that leaves a or b takes one off, each that enters adds
@@ -662,7 +682,13 @@ class DeviceLevelState:
         self.internals = x.empty(n, dtype=x.int64)
         self.kept = x.empty(n, dtype=x.int8)
         counted = x.where(self.sizes >= 2, self.sizes, 0)
-        self.scans_nets = int((counted * counted).sum()) <= SCAN_MEAN_NET_SIZE * num_pins
+        scan_checks = x.zeros(2, dtype=x.int64)  # sum of |e|^2, whether a neighbourhood exceeds the visits
+        scan_checks[0] = (counted * counted).sum()
+        if n:
+            launch(neighbourhood_exceeds_kernel, grid(n), level["vertex_offsets"], level["incident_nets"], counted,
+                   SCAN_MAX_PIN_VISITS, scan_checks[1:])
+        squares, exceeds = (int(value) for value in to_host(scan_checks))
+        self.scans_nets = squares <= SCAN_MEAN_NET_SIZE * num_pins and not exceeds
         self.heavy = x.flatnonzero(x.diff(level["vertex_offsets"]) > HEAVY_DEGREE).astype(x.int32)
         self._heavy_chunks(level["vertex_offsets"])
         # threads per moved vertex in apply and the afterburner's keys: a warp when the level has hubs (a
