@@ -63,9 +63,10 @@ HEAVY_CHUNK_ROUNDS = 64       # nets per group of lanes in a chunk: a block rate
 # of the device) on levels whose nets have at most this many pins on average, weighted by pins (the sum of
 # |e|^2 over the nets of >= 2 pins, over the pins); levels of bigger nets replay sorted (net, rank) pairs.
 SCAN_MEAN_NET_SIZE = 64
-# ... and where no vertex's nets have more than this many pins in all (what the scan reads for one candidate): a
-# hub of long-tailed 300k has 1M, and its one thread (or warp) held up every round (133 ms a round against about
-# 6 ms sorted, H100); grids have at most 66 on every level, evenly connected inputs about 1,400 on the input.
+# ... and where no vertex's nets have more than this many pins in all (what the scan reads for one candidate): the
+# hubs of long-tailed inputs have about a million (1.07M on long-tailed 30k), and their one thread (or warp) held
+# up every round (long-tailed 300k k=2, H100: a Jet round took 136.6 ms, 15.3 ms with the sorted replay); grids
+# have at most 66 on every level, evenly connected inputs about 1,400 on the input.
 SCAN_MAX_PIN_VISITS = 1024
 
 
