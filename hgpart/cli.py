@@ -386,7 +386,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
-    jit_seconds = warm_up(objective, device_used)
+    jit_seconds = warm_up(objective, device_used, hypergraph.num_pins)
     try:
         result = run_partition(hypergraph, k, fixed=fixed, config=config, device=device_used)
     except DeviceMemoryError as error:
@@ -536,7 +536,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, rating, max_rated_net_siz
 
     reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     hypergraph = read_hypergraph(file, file_format, model)
-    jit_seconds = warm_up()
+    jit_seconds = warm_up(input_pins=hypergraph.num_pins)
     config = coarsening_config(rating, max_rated_net_size)
     hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels, device=device_used)
     rows = [{"level": 0, "vertices": hypergraph.num_vertices, "nets": hypergraph.num_nets, "pins": hypergraph.num_pins,

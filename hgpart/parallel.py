@@ -9,15 +9,30 @@ numba's workqueue layer must not be entered from two threads at once).
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 import numba
 
 SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver is faster
+_ALL_PARALLEL = [False]   # set by all_parallel()
 
 
 def runs_serially(work: int) -> bool:
-    """Whether ``work`` items go to the serial driver: small work, or a one-thread caller."""
-    return work < SERIAL_BELOW or numba.get_num_threads() == 1
+    """Whether ``work`` items go to the serial driver: small work (unless within :func:`all_parallel`), or a
+    one-thread caller."""
+    return numba.get_num_threads() == 1 or (work < SERIAL_BELOW and not _ALL_PARALLEL[0])
+
+
+@contextmanager
+def all_parallel():
+    """Within it, work of any size takes the parallel drivers (except on one-thread callers), so that
+    :func:`..multilevel.warm_up` compiles them on a tiny input: the same results, only slower. Not for
+    concurrent use with other partitions in the same process."""
+    _ALL_PARALLEL[0] = True
+    try:
+        yield
+    finally:
+        _ALL_PARALLEL[0] = False
 
 
 def pick(work: int, serial, parallel):

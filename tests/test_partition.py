@@ -722,3 +722,42 @@ def test_pair_fm_sweeps_give_the_same_partition_on_any_number_of_threads(monkeyp
         np.testing.assert_array_equal(got[~movable], blocks[~movable])
         results.append(got)
     np.testing.assert_array_equal(results[0], results[1])
+
+
+def test_warm_up_compiles_the_parallel_drivers():
+    """In a fresh process, ``warm_up`` for a small input leaves the parallel drivers alone; for a large one
+    (or any, without ``input_pins``), with the GPU path's pairwise-FM warm-up, it leaves every parallel driver
+    of the partitioning compiled (or loaded from numba's cache), though its tiny input would only take the
+    serial ones: a large input's first partition then spends no time compiling."""
+    import subprocess
+    import sys
+
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one numba thread: the serial drivers run whatever the size")
+    drivers = {"hgpart.coarsening.contraction": ["_map_pins_parallel", "_net_hashes_parallel"],
+               "hgpart.coarsening.matching": ["_propose_parallel"],
+               "hgpart.refinement.gains": ["_pin_counts_parallel"],
+               "hgpart.refinement.label_propagation": ["_rate_parallel"],
+               "hgpart.refinement.pair_fm": ["_round_parallel", "_round_serial"]}
+    code = "\n".join([
+        "import importlib, numpy as np",
+        "from hgpart import Hypergraph",
+        "from hgpart.multilevel import warm_up, _warm_up_pair_fm",
+        "from hgpart.coarsening.matching import _propose_parallel",
+        "warm_up(input_pins=99_999)",
+        "print('small', len(_propose_parallel.signatures))",
+        "warm_up(input_pins=100_000)",
+        "rng = np.random.default_rng(1)",
+        "_warm_up_pair_fm(Hypergraph.from_pin_lists([rng.choice(60, 3, replace=False) for _ in range(90)], 60))",
+        f"for module, names in {drivers!r}.items():",
+        "    for name in names:",
+        "        print(module, name, len(getattr(importlib.import_module(module), name).signatures))"])
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
+                            cwd=str(DATA.parent))
+    assert output.returncode == 0, output.stderr[-3000:]
+    small, *counts = [line.split() for line in output.stdout.splitlines()]
+    assert small == ["small", "0"], output.stdout
+    assert len(counts) == sum(len(names) for names in drivers.values())
+    assert all(int(count) >= 1 for _, _, count in counts), output.stdout

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import scatter_sum
-from ..parallel import SERIAL_BELOW
+from ..parallel import runs_serially
 from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
 
 
@@ -291,7 +291,7 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     """
     n = hypergraph.num_vertices
     threads = threads or numba.get_num_threads()
-    threads = 1 if hypergraph.num_pins < SERIAL_BELOW else max(1, min(threads, n))
+    threads = 1 if runs_serially(hypergraph.num_pins) else max(1, min(threads, n))
     run = _propose_serial if threads == 1 else _propose_parallel
     merge_key = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
     scores = np.zeros((threads, n), dtype=np.int64)
