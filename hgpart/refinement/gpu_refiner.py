@@ -66,7 +66,7 @@ SCAN_MEAN_NET_SIZE = 64
 # ... and where no vertex's nets have more than this many pins in all (what the scan reads for one candidate): the
 # hubs of long-tailed inputs have about a million (1.07M on long-tailed 30k), and their one thread (or warp) held
 # up every round (long-tailed 300k k=2, H100: a Jet round took 136.6 ms, 15.3 ms with the sorted replay); grids
-# have at most 66 on every level, evenly connected inputs about 1,400 on the input.
+# have at most 66 on every level, evenly 1M up to 1,966 on the input (more on its coarser levels).
 SCAN_MAX_PIN_VISITS = 1024
 
 
