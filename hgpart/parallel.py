@@ -26,7 +26,7 @@ def runs_serially(work: int) -> bool:
 @contextmanager
 def all_parallel():
     """Within it, work of any size takes the parallel drivers (except on one-thread callers), so that
-    :func:`..multilevel.warm_up` compiles them on a tiny input: the same results, only slower. Not for
+    :func:`hgpart.multilevel.warm_up` compiles them on a tiny input: the same results, only slower. Not for
     concurrent use with other partitions in the same process."""
     _ALL_PARALLEL[0] = True
     try:
