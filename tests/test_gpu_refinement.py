@@ -34,12 +34,12 @@ REFINEMENT_KERNELS = {
     "negated_gains_kernel": "void(int64[:], int64[:], int64[:])",
     "ranked_moves_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int32[:], int64[:])",
     "rebalance_active_kernel": "void(int32[:], int64[:], boolean[:], int64[:], int64[:], int8[:])",
-    "rebalance_keys_kernel": "void(int64[:], int64[:], int64[:], int32[:], float64[:], int32[:])",
-    "rebalance_order_kernel": "void(int64[:], int64[:], int32[:], int32[:], int64[:], int64[:], int32[:], int32[:], "
-                              "int64[:])",
+    "rebalance_keys_kernel": "void(int32[:], int64[:], int64[:], int32[:], int64[:], int64, int64[:], float64[:], "
+                             "int32[:])",
+    "rebalance_order_kernel": "void(int64[:], int64[:], int64[:], int32[:], int32[:], int64[:], int64[:], int32[:], "
+                              "int32[:], int64[:])",
     "rebalance_needed_kernel": "void(int32[:], int64[:], int64[:], int64[:], int64[:], int64[:])",
-    "gather_by_target_kernel": "void(int64[:], int32[:], int64[:], int32[:], int64[:])",
-    "accept_within_bounds_kernel": "void(int64[:], int32[:], int64[:], int64[:], int64[:], int64[:], boolean[:])",
+    "rebalance_accept_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int64[:], boolean[:])",
 }
 
 
@@ -52,6 +52,8 @@ def test_refinement_kernels_compile_to_ptx(name):
     assert ".entry" in ptx
     if name in ("rate_moves_kernel", "pick_heavy_moves_kernel", "afterburner_scan_kernel"):
         assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks, the sum over a warp's nets
+    if name in ("rebalance_needed_kernel", "rebalance_accept_kernel"):
+        assert "shfl.sync.up" in ptx  # a warp's prefix sum over the moves of a block
 
 
 def tiny(seed, n=24, nets=30, weighted=True):
@@ -247,9 +249,12 @@ def test_the_scan_afterburner_is_left_to_levels_without_big_neighbourhoods(monke
 
 def overloaded_cases():
     """Partitions with half the blocks over their bounds (ties in loss per weight are common: unit and
-    weighted vertices), some vertices fixed, and bounds that leave the rebalancer one or several rounds."""
-    for seed, (k, weighted, epsilon) in enumerate(((6, False, 0.05), (5, True, 0.1), (8, True, 0.0))):
-        hypergraph = tiny(40 + seed, n=48, nets=70, weighted=weighted)
+    weighted vertices), some vertices fixed, and bounds that leave the rebalancer one or several rounds; in
+    the last, one block must shed more than a warp's worth of vertices (its moves span several chunks of the
+    device's per-block warps)."""
+    for seed, (k, weighted, epsilon, n) in enumerate(((6, False, 0.05, 48), (5, True, 0.1, 48), (8, True, 0.0, 48),
+                                                      (4, False, 0.03, 300))):
+        hypergraph = tiny(40 + seed, n=n, nets=n * 3 // 2, weighted=weighted)
         rng = np.random.default_rng(seed)
         blocks = np.where(rng.random(hypergraph.num_vertices) < 0.7, rng.integers(0, k // 2, hypergraph.num_vertices),
                           rng.integers(0, k, hypergraph.num_vertices)).astype(np.int32)

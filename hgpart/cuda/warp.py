@@ -40,6 +40,18 @@ def warp_broadcast(value, source_lane):
 
 
 @cuda.jit(device=True, inline=True)
+def warp_count(flag):
+    """How many lanes have ``flag`` set, on every lane (``ballot_sync``)."""
+    return cuda.popc(cuda.ballot_sync(FULL_MASK, flag))
+
+
+@cuda.jit(device=True, inline=True)
+def warp_all(flag):
+    """Whether every lane has ``flag`` set, on every lane (``all_sync``)."""
+    return cuda.all_sync(FULL_MASK, flag)
+
+
+@cuda.jit(device=True, inline=True)
 def warp_sum(value):
     """Sum over the warp, on every lane (butterfly with ``shfl_xor_sync``)."""
     offset = WARP_SIZE // 2
