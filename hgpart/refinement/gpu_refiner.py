@@ -968,8 +968,8 @@ def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_
     - ordered by source, loss per unit of weight and id: a stable sort by loss (CuPy), then the stable
       counting sort by source of :func:`.cuda.primitives.stable_order_by_small_key`;
     - the moves each source needs to shed its excess, a prefix of its run (``rebalance_needed_kernel``, a
-      warp per block), and of those, the ones whose target still has room in that order
-      (``rebalance_accept_kernel``, a warp per block).
+      warp per source block), and of those, the ones whose target still has room in that order
+      (``rebalance_accept_kernel``, a warp per target block).
 
     Before (2026-11-24) a round compacted the candidates with ``flatnonzero`` (a read of the device), sorted
     them by target too and took prefix sums over all of them: about 25 operations, 1.6-2.3 ms of the host's
