@@ -818,7 +818,12 @@ class DeviceLevelState:
     def overloaded(self) -> bool:
         """Whether a block weighed more than its bound after the last :meth:`apply` (the state must have been
         given ``max_block_weights``)."""
-        return bool((self.host_block_weights > self.host_bounds).any())
+        return self.overloaded_weight() > 0
+
+    def overloaded_weight(self) -> int:
+        """The weight of the blocks over their bounds after the last :meth:`apply` (0: none; bounds are >= 0)."""
+        weights = self.host_block_weights
+        return int(weights[weights > self.host_bounds].sum())
 
     def afterburner(self, moving, destinations, degrees, cut_objective: bool):
         """Recomputed gains int64[len(moving)] of the ranked candidates ``moving`` (see the module doc);
@@ -984,10 +989,10 @@ def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_
     active = x.empty(n, dtype=x.int8)
     run_starts, needed_counts = x.empty(k, dtype=x.int64), x.empty(k, dtype=x.int64)
     for _ in range(max_rounds):
-        if not state.overloaded():
+        overloaded_weight = state.overloaded_weight()
+        if not overloaded_weight:
             return True, value
-        overloaded = state.host_block_weights > state.host_bounds
-        slots = int(min(n, state.host_block_weights[overloaded].sum()))
+        slots = min(n, overloaded_weight)
         launch(rebalance_active_kernel, grid(n), arrays["blocks"], vertex_weights, movable, arrays["block_weights"],
                max_block_weights, active)
         targets, gains, _ = state.rate(max_block_weights, cut_objective, False, active)
