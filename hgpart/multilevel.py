@@ -51,7 +51,7 @@ class PartitionResult:
     device : str
         "cpu" or "gpu": where coarsening and refinement ran.
     device_memory_bytes : int
-        GPU path: the most device memory CuPy's pool held (its peak); 0 on the CPU path.
+        GPU path: the most device memory CuPy's arrays held at once (the peak); 0 on the CPU path.
     """
 
     partition: np.ndarray

@@ -26,6 +26,28 @@ KERNEL_SIGNATURES = {
     "mutual_kernel": "void(int32[:], int32[:])",
 }
 KERNEL_SIGNATURES["split_rate_kernel"] = KERNEL_SIGNATURES["heavy_rate_kernel"]
+# the level's set-up and the joining rounds: element-wise, no shuffles
+PLAIN_KERNEL_SIGNATURES = {
+    "rated_degree_kernel": "void(int64[:], int32[:], int64[:], int64, int64[:])",
+    "net_ratings_kernel": "void(int64[:], int64[:], int64, boolean, int64, int64[:])",
+    "incident_work_kernel": "void(int64[:], int64[:], int32[:], int64[:])",
+    "vertex_work_kernel": "void(int64[:], int64[:], int64[:], int64[:])",
+    "vertex_bins_kernel": "void(int64[:], int64[:], int64[:], int64, int64, int64, int64, int64[:], int64[:])",
+    "pair_roots_kernel": "void(int32[:], int64[:], int64[:], int64, int32[:], int32[:], int64[:], int64[:], "
+                         "int64[:])",
+    "root_views_kernel": "void(int32[:], int64[:], int64[:], int64[:], int64[:])",
+    "join_walk_kernel": "void(int32[:], int32[:], int32[:], int32[:], int32[:])",
+    "join_keys_kernel": "void(int32[:], int32[:], int32[:], int64[:], int64[:], int32[:], int64[:])",
+    "joiner_weights_kernel": "void(int64[:], int64[:], int64[:])",
+    "join_fits_kernel": "void(int64[:], int64[:], int64[:], int64, int64[:])",
+    "apply_joins_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int64[:], int64, int32[:], "
+                          "int32[:], int64[:], int64[:])",
+    "first_members_kernel": "void(int32[:], int32[:], int64[:])",
+    "cluster_ids_kernel": "void(int32[:], int32[:], int64[:], int32[:])",
+    "two_hop_keys_kernel": "void(int32[:], int32[:], int32[:], int64[:], int64[:])",
+    "two_hop_pairs_kernel": "void(int64[:], int64[:], int64, int64[:])",
+    "two_hop_apply_kernel": "void(int64[:], int64[:], int64[:], int64, int32[:])",
+}
 
 
 @pytest.mark.parametrize("name", sorted(KERNEL_SIGNATURES))
@@ -43,14 +65,37 @@ def test_matching_kernels_compile_to_ptx(name):
         assert "atom.shared.add.u32" in ptx and ".extern .shared" in ptx  # score halves in dynamic shared memory
 
 
+@pytest.mark.parametrize("name", sorted(PLAIN_KERNEL_SIGNATURES))
+def test_level_set_up_and_joining_kernels_compile_to_ptx(name):
+    cuda = pytest.importorskip("numba.cuda")
+    from hgpart.coarsening import gpu_matching
+
+    ptx, _ = cuda.compile_ptx(getattr(gpu_matching, name).py_func, PLAIN_KERNEL_SIGNATURES[name], cc=(9, 0))
+    assert ".entry" in ptx
+    if name in ("pair_roots_kernel", "vertex_work_kernel"):
+        assert "atom.shared.add" in ptx and "bar.sync" in ptx  # counted per block, then one global atomic
+
+
 def test_contraction_and_primitive_kernels_compile_to_ptx():
     cuda = pytest.importorskip("numba.cuda")
     from hgpart.coarsening import gpu_contraction
     from hgpart.cuda import primitives
 
-    for kernel, signature in ((gpu_contraction.net_hash_kernel, "void(int64[:], int32[:], uint64[:])"),
+    two_rows = "int64[:, ::1]"
+    for kernel, signature in ((gpu_contraction.pin_keys_kernel, "void(int64[:], int32[:], int32[:], int64[:])"),
+                              (gpu_contraction.distinct_pins_kernel, "void(int64[:], int64[:])"),
+                              (gpu_contraction.net_sizes_kernel, f"void(int64[:], int64[:], {two_rows})"),
+                              (gpu_contraction.write_kept_kernel,
+                               f"void(int64[:], int64[:], int64[:], int64[:], {two_rows}, int64[:], int32[:], "
+                               "int64[:], int64[:], int64[:])"),
+                              (gpu_contraction.net_hash_kernel, "void(int64[:], int32[:], uint64[:])"),
                               (gpu_contraction.merge_kernel,
-                               "void(int64[:], int64[:], int64[:], int32[:], int64[:], int64[:], int64[:])"),
+                               "void(int64[:], uint64[:], int64[:], int32[:], int64[:], int64[:], int64[:], int64[:])"),
+                              (gpu_contraction.unique_sizes_kernel, f"void(int64[:], int64[:], {two_rows})"),
+                              (gpu_contraction.write_unique_kernel,
+                               f"void(int64[:], int32[:], int64[:], {two_rows}, int64[:], int32[:], int64[:], "
+                               "int64[:])"),
+                              (primitives.csr_from_sorted_kernel, "void(int64[:], int64, int64[:], int32[:])"),
                               (primitives.scatter_add_kernel, "void(int32[:], int64[:], int64[:])"),
                               (primitives.scatter_max_kernel, "void(int32[:], int64[:], int64[:])"),
                               (primitives.scatter_min_kernel, "void(int32[:], int32[:], int32[:])"),
@@ -111,14 +156,14 @@ def test_gpu_clustering_equals_cpu(config):
 
 @pytest.mark.gpu
 def test_staged_uploads_arrive_whole():
-    """Arrays larger than a staging buffer (odd sizes, several pieces, each dtype in use) arrive unchanged."""
+    """Arrays staged in one piece and in several (odd sizes, each dtype in use) arrive unchanged."""
     from hgpart.cuda.arrays import STAGE_BYTES, SIMULATED, to_device, to_host
     from hgpart.device import gpu_available
 
     if not SIMULATED and not gpu_available():
         pytest.skip("no GPU")
     generator = np.random.default_rng(5)
-    for dtype, pieces in ((np.int32, 2.5), (np.int64, 3.01), (np.float64, 1.0)):
+    for dtype, pieces in ((np.int32, 2.5), (np.int64, 3.01), (np.float64, 1.0), (np.int32, 0.5)):
         count = int(pieces * STAGE_BYTES) // np.dtype(dtype).itemsize + 3
         array = generator.integers(-2**30, 2**30, count).astype(dtype)
         np.testing.assert_array_equal(to_host(to_device(array)), array)

@@ -8,7 +8,7 @@ Every kernel is grid-stride, so any launch shape covers any size (the simulator 
 from __future__ import annotations
 
 import numpy as np
-from numba import cuda, int64, uint32
+from numba import cuda, int32, int64, uint32
 
 from .arrays import cached_kernel, grid, launch, xp
 
@@ -35,6 +35,47 @@ def add_halves(low, high, index, value):
 def halves_value(low, high, index):
     """The int64 sum that :func:`add_halves` holds at ``index``."""
     return (int64(high[index]) << 32) | int64(low[index])
+
+
+@cuda.jit(device=True, inline=True)
+def lower_bound(sorted_keys, key):
+    """The first index i of ``sorted_keys`` (ascending) with sorted_keys[i] >= key: a binary search."""
+    low = 0
+    high = sorted_keys.shape[0]
+    while low < high:
+        middle = (low + high) // 2
+        if sorted_keys[middle] < key:
+            low = middle + 1
+        else:
+            high = middle
+    return low
+
+
+@cuda.jit(device=True, inline=True)
+def segment_of(offsets, position):
+    """The segment s of a CSR (offsets ascending, int64[s + 1]) holding entry ``position``:
+    offsets[s] <= position < offsets[s + 1] (empty segments skipped)."""
+    return lower_bound(offsets, position + 1) - 1
+
+
+@cached_kernel
+def csr_from_sorted_kernel(sorted_keys, count, offsets, values):
+    """The CSR of keys (u << 32 | value) sorted ascending, u in [0, count): offsets[u] (int64[count + 1]) = the
+    first index i with sorted_keys[i] >> 32 >= u (empty segments included), values[i] (int32) = the low half
+    of sorted_keys[i]; a thread per key."""
+    size = sorted_keys.shape[0]
+    if size == 0:
+        for u in range(cuda.grid(1), count + 1, cuda.gridsize(1)):
+            offsets[u] = 0
+    for i in range(cuda.grid(1), size, cuda.gridsize(1)):
+        values[i] = int32(sorted_keys[i] & LOW32)
+        segment = sorted_keys[i] >> 32
+        previous = sorted_keys[i - 1] >> 32 if i > 0 else int64(-1)
+        for u in range(previous + 1, segment + 1):
+            offsets[u] = i
+        if i == size - 1:
+            for u in range(segment + 1, count + 1):
+                offsets[u] = size
 
 
 @cached_kernel

@@ -49,7 +49,8 @@ import numpy as np
 from numba import cuda, float64, int8, int32, int64
 
 from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
-from ..cuda.primitives import LOW32, scatter, scatter_add_kernel, segment_items, stable_order_by_small_key
+from ..cuda.primitives import (LOW32, lower_bound, scatter, scatter_add_kernel, segment_items,
+                               stable_order_by_small_key)
 from ..cuda.warp import (WARP_SIZE, warp_all, warp_argmax, warp_broadcast, warp_count, warp_inclusive_scan,
                          warp_sum)
 from .jet import REBALANCE_ROUNDS, best_of_rounds, unbounded_weights
@@ -537,20 +538,6 @@ def ranked_moves_kernel(order, candidates, targets, vertex_offsets, moving, dest
         degrees[i] = vertex_offsets[v + 1] - vertex_offsets[v]
 
 
-@cuda.jit(device=True, inline=True)
-def _lower_bound(sorted_keys, key):
-    """The first index i of ``sorted_keys`` (ascending) with sorted_keys[i] >= key: a binary search."""
-    low = 0
-    high = sorted_keys.shape[0]
-    while low < high:
-        middle = (low + high) // 2
-        if sorted_keys[middle] < key:
-            low = middle + 1
-        else:
-            high = middle
-    return low
-
-
 @cached_kernel
 def rebalance_active_kernel(blocks, vertex_weights, movable, block_weights, max_block_weights, active):
     """active[v] = 1 for the movable vertices of positive weight in a block over its bound, else 0: the
@@ -605,7 +592,7 @@ def rebalance_needed_kernel(moving_sources, moving_weights, block_weights, max_b
     lane = cuda.threadIdx.x % WARP_SIZE
     count = moving_sources.shape[0]
     for source in range(cuda.grid(1) // WARP_SIZE, block_weights.shape[0], cuda.gridsize(1) // WARP_SIZE):
-        start = _lower_bound(moving_sources, source)
+        start = lower_bound(moving_sources, source)
         excess = block_weights[source] - max_block_weights[source]
         given = int64(0)   # weight of the run's moves before this chunk
         needed = 0
