@@ -1,5 +1,6 @@
 """Element-wise device kernels shared by the GPU phases: scatters with atomics and pointer doubling; the
-64-bit shared-memory sum in two 32-bit halves; segments cut into work items of a fixed size; a stable
+64-bit shared-memory sum in two 32-bit halves; binary searches (the segment of a CSR entry); a CSR's offsets
+from its sorted (segment << 32 | value) keys; segments cut into work items of a fixed size; a stable
 counting sort by small keys.
 
 Every kernel is grid-stride, so any launch shape covers any size (the simulator runs tiny grids).
