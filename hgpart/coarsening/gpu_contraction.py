@@ -27,7 +27,8 @@ from __future__ import annotations
 from numba import cuda, int32, int64, uint64
 
 from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
-from ..cuda.primitives import LOW32, csr_from_sorted_kernel, lower_bound, scatter, scatter_add_kernel, segment_of
+from ..cuda.primitives import (LOW32, csr_from_sorted_kernel, lower_bound, scatter, scatter_add_kernel, segment_of,
+                               sum_before)
 
 
 @cached_kernel
@@ -44,18 +45,12 @@ def distinct_pins_kernel(keys, distinct):
         distinct[p] = 1 if p == 0 or keys[p] != keys[p - 1] else 0
 
 
-@cuda.jit(device=True, inline=True)
-def _distinct_before(ranks, p):
-    """The distinct pins before position p (``ranks``: the inclusive prefix sum of the distinct flags)."""
-    return ranks[p - 1] if p > 0 else int64(0)
-
-
 @cached_kernel
 def net_sizes_kernel(net_offsets, ranks, counts):
     """counts[0, e] = 1 and counts[1, e] = its distinct pins for a net e with at least two distinct pins;
     0 and 0 for the others (dropped): a thread per net."""
     for e in range(cuda.grid(1), net_offsets.shape[0] - 1, cuda.gridsize(1)):
-        size = _distinct_before(ranks, net_offsets[e + 1]) - _distinct_before(ranks, net_offsets[e])
+        size = sum_before(ranks, net_offsets[e + 1]) - sum_before(ranks, net_offsets[e])
         counts[0, e] = 1 if size >= 2 else 0
         counts[1, e] = size if size >= 2 else 0
 
@@ -63,7 +58,7 @@ def net_sizes_kernel(net_offsets, ranks, counts):
 @cuda.jit(device=True, inline=True)
 def _kept(prefix, e):
     """Whether row 0 of the inclusive prefix sums ``prefix`` steps up at e (net e is kept)."""
-    return prefix[0, e] != (prefix[0, e - 1] if e > 0 else int64(0))
+    return prefix[0, e] != sum_before(prefix[0], e)
 
 
 @cuda.jit(device=True, inline=True)
@@ -93,8 +88,8 @@ def write_kept_kernel(keys, ranks, net_offsets, net_weights, prefix, offsets, pi
         key = keys[i]
         e = key >> 32
         if _kept(prefix, e) and (i == 0 or key != keys[i - 1]):
-            start = prefix[1, e - 1] if e > 0 else int64(0)
-            position = start + ranks[i] - 1 - _distinct_before(ranks, net_offsets[e])
+            start = sum_before(prefix[1], e)
+            position = start + ranks[i] - 1 - sum_before(ranks, net_offsets[e])
             pins[position] = int32(key & LOW32)
             incidence[position] = ((key & LOW32) << 32) | (prefix[0, e] - 1)
 
@@ -161,7 +156,7 @@ def write_unique_kernel(offsets, pins, merged, prefix, unique_offsets, unique_pi
     for i in range(cuda.grid(1), pins.shape[0], cuda.gridsize(1)):
         e = segment_of(offsets, i)
         if _kept(prefix, e):
-            position = (prefix[1, e - 1] if e > 0 else int64(0)) + i - offsets[e]
+            position = sum_before(prefix[1], e) + i - offsets[e]
             unique_pins[position] = pins[i]
             incidence[position] = (int64(pins[i]) << 32) | (prefix[0, e] - 1)
 

@@ -65,7 +65,8 @@ from numba import cuda, float64, int32, int64, uint32, uint64
 from ..cuda.arrays import (SIMULATED, SIMULATED_BLOCKS, SM_COUNT, allow_dynamic_shared, cached_kernel,
                            grid, launch, scalar, to_device, to_host, xp)
 from ..cuda.primitives import (LOW32, add_halves, csr_from_sorted_kernel, halves_value, lower_bound,
-                               pointer_double_kernel, scatter, scatter_min_kernel, segment_items, segment_of)
+                               pointer_double_kernel, scatter, scatter_min_kernel, segment_items, segment_of,
+                               sum_before)
 from ..cuda.warp import FULL_MASK, WARP_SIZE, warp_argmax, warp_max, warp_next_row, warp_schedule
 from .matching import JOIN_ROUNDS, candidate_score, two_hop_pairs
 from .similarity import better_candidate, pair_priority
@@ -760,7 +761,7 @@ def vertex_work_kernel(vertex_offsets, running, work, rated_count):
     cuda.syncthreads()
     for v in range(cuda.grid(1), work.shape[0], cuda.gridsize(1)):
         start, end = vertex_offsets[v], vertex_offsets[v + 1]
-        amount = ((running[end - 1] if end > 0 else int64(0)) - (running[start - 1] if start > 0 else int64(0)))
+        amount = sum_before(running, end) - sum_before(running, start)
         work[v] = amount
         if amount:
             cuda.atomic.add(counted, 0, 1)
@@ -1038,7 +1039,7 @@ def join_fits_kernel(keys, running, cluster_weight, max_weight, fits):
         fit = 0
         if target < n:
             start = lower_bound(keys, target << 32)
-            counted = running[i] - (running[start - 1] if start > 0 else int64(0))
+            counted = running[i] - sum_before(running, start)
             fit = 1 if cluster_weight[target] + counted <= max_weight else 0
         fits[key & LOW32] = fit
 

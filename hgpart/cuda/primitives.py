@@ -53,6 +53,12 @@ def lower_bound(sorted_keys, key):
 
 
 @cuda.jit(device=True, inline=True)
+def sum_before(inclusive, i):
+    """The sum of the entries before position i, from their inclusive prefix sum ``inclusive`` (0 at i = 0)."""
+    return inclusive[i - 1] if i > 0 else int64(0)
+
+
+@cuda.jit(device=True, inline=True)
 def segment_of(offsets, position):
     """The segment s of a CSR (offsets ascending, int64[s + 1]) holding entry ``position``:
     offsets[s] <= position < offsets[s + 1] (empty segments skipped)."""
