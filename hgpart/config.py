@@ -88,6 +88,17 @@ class InitialConfig:
         the GPU path's twin had 1.085 / 1.090x the CPU path's km1 on avqlarge k = 8 / 32 with 5 candidates
         and 0.955 / 0.978x with 20 (../shared/data table, geometric mean 1.027 -> 1.001; 47 s for its 12
         partitions on a 2-core machine).
+    gpu_fm_fruitless_moves : int
+        On the same inputs (with ``gpu_fm_candidates``), the FM passes of initial partitioning, on the
+        levels of each bisection and on its FM candidates, stop after this many moves without a new best
+        (KaHyPar's initial partitioning: i-r-fm-stop-i=50) instead of ``RefinementConfig.fm_fruitless_moves``
+        (350, as KaHyPar's main refinement): the sub-problems of a deep recursion have a few hundred
+        vertices, and a pass that may make 350 fruitless moves moves nearly all of them, then rolls back.
+        On the H100 machine (16 cores) the phase took 0.194 instead of 0.244 s on grid 1M k = 32, 0.487
+        instead of 0.631 s at k = 128 and 3.50 instead of 4.93 s on evenly 1M k = 8 (km1 2,236,262 /
+        2,233,418); long-tailed 300k kept its km1 at k = 2 and 8 and gained 0.4 / 2.3% at k = 32 / 128. On
+        grid 1M (the GPU path's CPU twin, seeds 0-3) the final km1 averaged 7,502 instead of 7,430 at k = 8
+        and 17,878 instead of 17,757 at k = 32 (one seed varies by 5%).
     pins_per_thread : int
         The portfolio's parallel loops run on at most ceil(pins / pins_per_thread) of numba's threads: on
         a small coarsest level, starting a parallel loop on many threads costs more than it saves (grid 1M
@@ -125,6 +136,7 @@ class InitialConfig:
     fm_candidates: int = 20
     pin_budget: int = 4_000_000
     gpu_fm_candidates: int = 5
+    gpu_fm_fruitless_moves: int = 50
     pins_per_thread: int = 50_000
     recursion_threads: int = 0
     rating_budget: int = 4_000_000
@@ -240,7 +252,8 @@ PRESETS = {
                                                                              fm_fruitless_moves=100, v_cycles=0,
                                                                              gpu_rounds=8)),
     "default": {},
-    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80, gpu_fm_candidates=20),
+    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80, gpu_fm_candidates=20,
+                                         gpu_fm_fruitless_moves=1000),
                     refinement=RefinementConfig(lp_rounds=8, fm_passes=20, fm_fruitless_moves=1000, v_cycles=2,
                                                 gpu_v_cycle_max_pins=1 << 62, gpu_rounds=48)),
 }

@@ -160,10 +160,12 @@ def _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_obje
     """The initial-partitioning portfolio on the coarsest level, then the rebalancer (host arrays): its
     recursion and runs on as many threads as the caller's numba threads (or ``recursion_threads``), its
     parallel loops on at most ceil(pins / ``pins_per_thread``) numba threads; on the GPU path with
-    ``gpu_fm_candidates`` where the input has more than ``gpu_v_cycle_max_pins`` pins (``input_pins``); FM
-    with ``fm_min_improvement`` where the level has more than pin_budget / 20 pins."""
+    ``gpu_fm_candidates`` and ``gpu_fm_fruitless_moves`` where the input has more than ``gpu_v_cycle_max_pins``
+    pins (``input_pins``); FM with ``fm_min_improvement`` where the level has more than pin_budget / 20 pins."""
     if device == "gpu" and input_pins > config.refinement.gpu_v_cycle_max_pins:
-        config = replace(config, initial=replace(config.initial, fm_candidates=config.initial.gpu_fm_candidates))
+        config = replace(config, initial=replace(config.initial, fm_candidates=config.initial.gpu_fm_candidates),
+                         refinement=replace(config.refinement,
+                                            fm_fruitless_moves=config.initial.gpu_fm_fruitless_moves))
     if coarsest.num_pins > config.initial.pin_budget // 20:
         config = replace(config, refinement=replace(config.refinement,
                                                     fm_min_improvement=config.initial.fm_min_improvement))

@@ -42,10 +42,15 @@ def pick(work: int, serial, parallel):
 
 
 def on_one_numba_thread(function, *arguments):
-    """``function(*arguments)`` with this thread limited to one numba thread (for worker threads: their njit
-    kernels release the GIL and, through :func:`pick`, never enter numba's parallel layer)."""
+    """``function(*arguments)`` with this thread limited to one numba thread (for worker threads, and for a
+    caller working beside them: their njit kernels release the GIL and, through :func:`pick`, never enter
+    numba's parallel layer); the thread's count is restored afterwards."""
+    threads = numba.get_num_threads()
     numba.set_num_threads(1)
-    return function(*arguments)
+    try:
+        return function(*arguments)
+    finally:
+        numba.set_num_threads(threads)
 
 
 def in_threads(function, jobs, workers: int) -> list:

@@ -314,32 +314,29 @@ def test_k1_and_presets():
 
 
 def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
-    """Within the budget the portfolio runs in full; over it, one run per algorithm and one FM candidate."""
+    """Within the budget the portfolio runs in full; over it, one run per algorithm and one FM candidate
+    (the arguments of its one-call form, _portfolio_serial: the run seeds and the FM candidates, which the
+    njit code takes as given; its equality with the threaded runs is tested below)."""
     from hgpart.config import InitialConfig, RefinementConfig
     from hgpart.initial import portfolio
 
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
-    calls = {"runs": 0, "fm": 0}
-    run, refine = portfolio._portfolio_run, portfolio.refine_serial
+    calls = []
+    in_one_call = portfolio._portfolio_serial
 
-    def counting_run(*args):
-        calls["runs"] += 1
-        return run(*args)
+    def counting(*args):
+        calls.append((len(args[1]), min(args[14], len(args[1]))))
+        return in_one_call(*args)
 
-    def counting_refine(*args):
-        calls["fm"] += 1
-        return refine(*args)
-
-    monkeypatch.setattr(portfolio, "_portfolio_run", counting_run)
-    monkeypatch.setattr(portfolio, "refine_serial", counting_refine)
+    monkeypatch.setattr(portfolio, "_portfolio_serial", counting)
     half = hypergraph.total_vertex_weight // 2
     fixed_side = np.full(hypergraph.num_vertices, -1, dtype=np.int32)
     for budget, runs, fm_runs in ((10**9, 3 * 4, 6), (hypergraph.num_pins * 5, 4, 4), (1, 4, 1)):
-        calls.update(runs=0, fm=0)
+        calls.clear()
         config = InitialConfig(runs=3, fm_candidates=6, pin_budget=budget)
         sides = portfolio.bisect(hypergraph, [half + 500, half + 500], half, fixed_side, 0, config,
                                  RefinementConfig(), False)
-        assert calls == {"runs": runs, "fm": fm_runs}, budget
+        assert calls == [(runs, fm_runs)], budget
         assert np.bincount(sides, weights=hypergraph.vertex_weights, minlength=2).max() <= half + 500
 
 
@@ -431,27 +428,29 @@ def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
 def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkeypatch):
     """_initial runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the caller's
     count, and on the GPU path refines gpu_fm_candidates runs by FM where the input has more than
-    gpu_v_cycle_max_pins pins (else fm_candidates); the partition is the same on any number of numba threads
-    and of recursion threads (whose workers run on one numba thread each)."""
+    gpu_v_cycle_max_pins pins (else fm_candidates), their FM passes then stopping after gpu_fm_fruitless_moves
+    fruitless moves; the partition is the same on any number of numba threads and of recursion threads
+    (whose halves run on one numba thread each)."""
     from dataclasses import replace
 
     import numba
 
     from hgpart import multilevel
-    from hgpart.initial import portfolio
+    from hgpart.initial import recursive
 
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
     k = 4
     bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
-    seen = {"threads": set(), "fm": 0}
-    refine = portfolio.refine_serial
+    seen = {"threads": [], "fm": [], "fruitless": set()}
+    bisect = recursive.bisect
 
-    def watching_refine(*args):
-        seen["threads"].add(numba.get_num_threads())
-        seen["fm"] += 1
-        return refine(*args)
+    def watching_bisect(*args):  # (hypergraph, max_weights, target0, fixed_side, seed, initial, refinement, ...)
+        seen["threads"].append(numba.get_num_threads())
+        seen["fm"].append(args[5].fm_candidates)
+        seen["fruitless"].add(args[6].fm_fruitless_moves)
+        return bisect(*args)
 
-    monkeypatch.setattr(portfolio, "refine_serial", watching_refine)
+    monkeypatch.setattr(recursive, "bisect", watching_bisect)
     before = numba.get_num_threads()
     config = make_config(k, seed=3)
     results = []
@@ -459,14 +458,19 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
     for per_thread, device, workers, input_pins in ((10**9, "cpu", 1, large), (1, "cpu", 1, 0),
                                                     (10**9, "gpu", 1, large), (1, "cpu", 3, 0),
                                                     (10**9, "gpu", 1, large - 1)):
-        seen.update(threads=set(), fm=0)
+        seen.update(threads=[], fm=[], fruitless=set())
         config = replace(config, initial=replace(config.initial, pins_per_thread=per_thread, fm_candidates=7,
-                                                 gpu_fm_candidates=2, recursion_threads=workers))
+                                                 gpu_fm_candidates=2, gpu_fm_fruitless_moves=17,
+                                                 recursion_threads=workers))
         blocks = multilevel._initial(hypergraph, None, k, 0.03, bounds, config, False, device, input_pins)
         assert numba.get_num_threads() == before
-        assert seen["threads"] == ({1} if per_thread > 1 or workers > 1 else {before}), (per_thread, workers)
+        # three bisections for k = 4: the first on the caller's (capped) threads, the halves on one each
+        # with several workers
+        first = 1 if per_thread > 1 else before
+        assert seen["threads"] == [first] + [first if workers == 1 else 1] * 2, (per_thread, workers)
         fewer = device == "gpu" and input_pins == large
-        assert seen["fm"] == 3 * (2 if fewer else 7)  # three bisections for k = 4
+        assert seen["fm"] == [2 if fewer else 7] * 3
+        assert seen["fruitless"] == {17 if fewer else config.refinement.fm_fruitless_moves}
         if not fewer:
             results.append(blocks)
     for blocks in results[1:]:
@@ -523,6 +527,72 @@ def test_radix_order_of_net_hashes_is_a_stable_argsort(hashes):
     order = _stable_order(keys)
     np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
     assert order.dtype == np.int64
+
+
+def test_matching_in_one_serial_call_equals_the_parallel_rounds(monkeypatch):
+    """compute_clustering's matching rounds in one serial njit call (_match_serial, on small levels and
+    one-thread callers) give the same map as the rounds driven from Python with the parallel proposals,
+    with and without merge keys, on unit and skewed vertex weights."""
+    import numba
+
+    from hgpart import parallel
+    from hgpart.coarsening import matching
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("the parallel drivers need two numba threads")
+
+    rng = np.random.default_rng(8)
+    hypergraphs = [read_hypergraph(IBM01), generate.grid(2500, seed=1), generate.long_tailed(1500, seed=2)]
+    weighted = hypergraphs[1]
+    hypergraphs.append(Hypergraph.from_pins(weighted.num_vertices, weighted.net_offsets, weighted.pin_vertices,
+                                            vertex_weights=rng.integers(1, 9, weighted.num_vertices)))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for hypergraph in hypergraphs:
+            for keys in (None, rng.integers(-1, 3, hypergraph.num_vertices)):
+                max_weight = max(2, 3 * hypergraph.total_vertex_weight // hypergraph.num_vertices)
+                serial = compute_clustering(hypergraph, max_weight, CoarseningConfig(), keys, threads=1)
+                with parallel.all_parallel(), monkeypatch.context() as patch:
+                    patch.setattr(matching, "_match_serial", None)  # the rounds must not take it
+                    rounds = compute_clustering(hypergraph, max_weight, CoarseningConfig(), keys, threads=2)
+                np.testing.assert_array_equal(serial[0], rounds[0])
+                assert serial[1] == rounds[1] < hypergraph.num_vertices
+    finally:
+        numba.set_num_threads(threads)
+
+
+def test_portfolio_in_one_serial_call_equals_the_threaded_runs(monkeypatch):
+    """bisect on one worker (_portfolio_serial: every run, the ordering and FM in one njit call) returns the
+    same sides as the runs and FM candidates on threads (taken from pins_per_thread pins on): with fixed vertices, where no run can balance
+    (bounds below half: FM must skip them), on small grids (FM results tie with the best run), for km1
+    and cut."""
+    from dataclasses import replace
+
+    from hgpart.initial import portfolio
+    from hgpart.initial.portfolio import bisect
+
+    rng = np.random.default_rng(4)
+    config = make_config(2)
+    for hypergraph in (read_hypergraph(IBM01), generate.long_tailed(1200, seed=3), generate.grid(64, seed=1),
+                       generate.grid(144, seed=2)):
+        total = hypergraph.total_vertex_weight
+        for trial, (slack, runs, candidates) in enumerate(((0.9, 1, 3), (1.03, 2, 5), (1.2, 5, 20))):
+            bounds = np.full(2, int(total / 2 * slack), dtype=np.int64)
+            fixed = np.full(hypergraph.num_vertices, -1, dtype=np.int32)
+            if trial == 1:
+                chosen = rng.choice(hypergraph.num_vertices, hypergraph.num_vertices // 10, replace=False)
+                fixed[chosen] = rng.integers(0, 2, chosen.size)
+            initial = replace(config.initial, runs=runs, fm_candidates=candidates, pins_per_thread=1)
+            for cut_objective in (False, True):
+                with monkeypatch.context() as patch:  # the threads take the runs one by one
+                    patch.setattr(portfolio, "_portfolio_serial", None)
+                    threaded = bisect(hypergraph, bounds, total // 2, fixed, trial + 1, initial, config.refinement,
+                                      cut_objective, 3)
+                one = bisect(hypergraph, bounds, total // 2, fixed, trial + 1, initial, config.refinement,
+                             cut_objective, 1)
+                np.testing.assert_array_equal(one, threaded)
+                assert np.all(one[fixed >= 0] == fixed[fixed >= 0])
 
 
 def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):

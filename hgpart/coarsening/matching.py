@@ -90,6 +90,31 @@ def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, ra
                    only_unmatched, rerate_only, active, proposals, scores, seen, touched)
 
 
+@numba.njit(cache=True, nogil=True)
+def _match_serial(rounds, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                  merge_key, max_weight, weight_penalty, partner, proposals, scores, seen, touched):
+    """The matching rounds of :func:`compute_clustering` in one call (the serial driver, one GIL release for a
+    level instead of two or three per round): each round the unmatched vertices propose (after the first,
+    only those whose target got matched rate again), and mutual proposals become pairs in ``partner``
+    (int32[n], -1 unmatched, updated in place); the rounds stop at the first that pairs nobody."""
+    n = partner.shape[0]
+    active = np.empty(n, dtype=np.bool_)
+    for round_index in range(rounds):
+        for v in range(n):
+            active[v] = partner[v] < 0
+        _propose_chunk(0, n, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                       merge_key, partner, vertex_weights, max_weight, weight_penalty, True, round_index > 0, active,
+                       proposals, scores, seen, touched)
+        paired = 0
+        for v in range(n):
+            target = proposals[v]
+            if target >= 0 and proposals[target] == v:
+                partner[v] = target
+                paired += 1
+        if paired == 0:
+            break
+
+
 @numba.njit(cache=True, parallel=True)
 def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
                       partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active,
@@ -308,7 +333,11 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
             only_unmatched, rerate_only, status < 0, proposals, scores, seen, touched)
         return proposals
 
-    for round_index in range(config.matching_rounds):
+    if threads == 1:
+        _match_serial(config.matching_rounds, hypergraph.net_offsets, hypergraph.pin_vertices,
+                      hypergraph.vertex_offsets, hypergraph.incident_nets, ratings, hypergraph.vertex_weights,
+                      merge_key, max_weight, config.weight_penalty, partner, proposals, scores, seen, touched)
+    for round_index in range(config.matching_rounds if threads > 1 else 0):
         propose(merge_key, hypergraph.vertex_weights, partner, True, round_index > 0)
         candidates = np.flatnonzero(proposals >= 0)
         mutual = candidates[proposals[proposals[candidates]] == candidates]

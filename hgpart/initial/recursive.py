@@ -111,9 +111,11 @@ def _split(parent, local, vertices, first_block, blocks, partition, fixed, epsil
     the bisection above, not from the whole level, gives the same hypergraph (a net dropped above has fewer
     than two pins, or for cut a pin outside, in the half too) at the cost of that one's pins.
 
-    With ``workers`` > 1 the two halves of a bisection recurse at once, the first on a new thread (with one
-    numba thread: its njit kernels release the GIL and run serially), sharing the workers; each half
-    depends only on its vertices and its seed, so the partition is the same with any number of workers."""
+    With ``workers`` > 1 the two halves of a bisection recurse at once, the first on a new thread, the
+    second on this one, sharing the workers, each with one numba thread (their njit kernels release the GIL
+    and run serially, so numba's worker threads do not compete with the other half's for the cores); each
+    half depends only on its vertices and its seed, so the partition is the same with any number of
+    workers."""
     if blocks == 1 or vertices.shape[0] == 0:
         partition[vertices] = first_block
         return
@@ -139,7 +141,7 @@ def _split(parent, local, vertices, first_block, blocks, partition, fixed, epsil
     if workers > 1 and blocks0 > 1:
         with ThreadPoolExecutor(max_workers=1) as pool:
             half = pool.submit(on_one_numba_thread, _split, *first, workers // 2)
-            _split(*second, workers - workers // 2)
+            on_one_numba_thread(_split, *second, workers - workers // 2)
             half.result()
     else:
         _split(*first, 1)
