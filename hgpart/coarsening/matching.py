@@ -337,13 +337,14 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
         _match_serial(config.matching_rounds, hypergraph.net_offsets, hypergraph.pin_vertices,
                       hypergraph.vertex_offsets, hypergraph.incident_nets, ratings, hypergraph.vertex_weights,
                       merge_key, max_weight, config.weight_penalty, partner, proposals, scores, seen, touched)
-    for round_index in range(config.matching_rounds if threads > 1 else 0):
-        propose(merge_key, hypergraph.vertex_weights, partner, True, round_index > 0)
-        candidates = np.flatnonzero(proposals >= 0)
-        mutual = candidates[proposals[proposals[candidates]] == candidates]
-        if mutual.size == 0:
-            break
-        partner[mutual] = proposals[mutual]
+    else:
+        for round_index in range(config.matching_rounds):
+            propose(merge_key, hypergraph.vertex_weights, partner, True, round_index > 0)
+            candidates = np.flatnonzero(proposals >= 0)
+            mutual = candidates[proposals[proposals[candidates]] == candidates]
+            if mutual.size == 0:
+                break
+            partner[mutual] = proposals[mutual]
 
     def join_proposals(keys, cluster_weight, free):
         return propose(keys, cluster_weight, free, False, False)
