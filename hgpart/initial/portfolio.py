@@ -55,15 +55,15 @@ def _overload(block_weights, max_weights):
 
 
 @numba.njit(cache=True, inline="always")
-def _key_less(unbalanced, objectives, overloads, first, second):
-    """Whether run ``first`` orders before run ``second`` by (unbalanced, objective, overload, run)."""
-    if unbalanced[first] != unbalanced[second]:
-        return unbalanced[second]
-    if objectives[first] != objectives[second]:
-        return objectives[first] < objectives[second]
-    if overloads[first] != overloads[second]:
-        return overloads[first] < overloads[second]
-    return first < second
+def _key_before(unbalanced, objective, overload, run, other_unbalanced, other_objective, other_overload, other_run):
+    """Whether the key (unbalanced, objective, overload, run) orders before the other one (as tuples)."""
+    if unbalanced != other_unbalanced:
+        return other_unbalanced
+    if objective != other_objective:
+        return objective < other_objective
+    if overload != other_overload:
+        return overload < other_overload
+    return run < other_run
 
 
 @numba.njit(cache=True, nogil=True)
@@ -92,7 +92,8 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
     for i in range(1, count):  # insertion sort: a few dozen runs
         run = order[i]
         j = i
-        while j > 0 and _key_less(unbalanced, objectives, overloads, run, order[j - 1]):
+        while j > 0 and _key_before(unbalanced[run], objectives[run], overloads[run], run, unbalanced[order[j - 1]],
+                                    objectives[order[j - 1]], overloads[order[j - 1]], order[j - 1]):
             order[j] = order[j - 1]
             j -= 1
         order[j] = run
@@ -110,8 +111,7 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
             min_improvement)
         objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, 2, cut_objective)
         overload = _overload(block_weights, max_weights)
-        if best_unbalanced or objective < best_objective or (objective == best_objective and (
-                overload < best_overload or (overload == best_overload and run < best_run))):
+        if _key_before(False, objective, overload, run, best_unbalanced, best_objective, best_overload, best_run):
             best = partition
             best_unbalanced, best_objective, best_overload, best_run = False, objective, overload, run
     return best
