@@ -15,6 +15,7 @@ from .errors import InputError
 
 INT32_MAX = np.iinfo(np.int32).max
 MERGE_RULES = ("sum", "min", "max")
+ARRAYS = ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights", "net_weights")
 
 
 @numba.njit(parallel=True, cache=True)
@@ -138,7 +139,8 @@ def _as_weights(weights, size: int, what: str) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Hypergraph:
-    """A weighted hypergraph with both incidence directions in CSR.
+    """A weighted hypergraph with both incidence directions in CSR, its arrays on the host (numpy) or, as a
+    level of the GPU path, on the device (:meth:`to_device`, :meth:`to_host`).
 
     Attributes
     ----------
@@ -260,6 +262,19 @@ class Hypergraph:
     @classmethod
     def from_networkx(cls, nx_graph) -> "Hypergraph":
         return cls.from_graph(Graph.from_networkx(nx_graph))
+
+    def to_device(self) -> "Hypergraph":
+        """The same hypergraph with every array on the GPU (one copy each: CuPy arrays, numpy under numba's
+        CUDA simulator). The GPU steps take and return such hypergraphs."""
+        from .cuda.arrays import to_device
+
+        return Hypergraph(*(to_device(getattr(self, name)) for name in ARRAYS))
+
+    def to_host(self) -> "Hypergraph":
+        """The same hypergraph with every array on the host (numpy); a copy of each device array."""
+        from .cuda.arrays import to_host
+
+        return Hypergraph(*(to_host(getattr(self, name)) for name in ARRAYS))
 
     def to_sparse(self):
         """The row-net incidence matrix (num_nets x num_vertices, pattern of ones) as ``scipy.sparse.csr_matrix``."""

@@ -204,7 +204,6 @@ def _on_device_or_memory_error(hypergraph, k, *args):
 def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objective, fixed, communities, on_level):
     """The GPU path: (blocks, level rows, time coarsened, time initialised, peak device bytes)."""
     from .coarsening.coarsener import coarsen_on_device
-    from .coarsening.gpu_contraction import level_to_host
     from .cuda.arrays import device_memory_peak, reset_device_memory_peak, to_host
     from .refinement.gpu_refiner import MAX_K
 
@@ -214,7 +213,7 @@ def _v_cycle_on_device(hypergraph, k, epsilon, max_weights, config, cut_objectiv
     hierarchy = coarsen_on_device(hypergraph, k, config.coarsening, epsilon, fixed, on_level=on_level,
                                   communities=communities)
     coarsened = time.perf_counter()
-    coarsest = level_to_host(hierarchy.coarsest) if hierarchy.levels else hypergraph
+    coarsest = hierarchy.coarsest.to_host() if hierarchy.levels else hypergraph
     coarsest_fixed = None if hierarchy.coarsest_fixed is None else to_host(hierarchy.coarsest_fixed)
     blocks = _initial(coarsest, coarsest_fixed, k, epsilon, max_weights, config, cut_objective, "gpu",
                       hypergraph.num_pins)
@@ -275,7 +274,6 @@ def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConf
     coarsest can be, is rebalanced on the device first), and comes back once; on small inputs the coarser
     levels also go to the host's FM after Jet (:func:`_host_fm_on_level`). :func:`uncoarsen_jet` is its CPU
     twin."""
-    from .coarsening.gpu_contraction import level_to_host
     from .cuda.arrays import to_host
     from .refinement.gpu_refiner import balanced_on_device, rebalance_device, refine_device, upload_blocks
 
@@ -286,15 +284,15 @@ def uncoarsen_on_device(hierarchy, blocks, k, max_weights, config: PartitionConf
         return None if level_fixed is None else level_fixed < 0
 
     def refine_level(level, device_blocks, level_fixed, tolerance):
-        if not balanced_on_device(device_blocks, level["vertex_weights"], k, max_weights):
+        if not balanced_on_device(device_blocks, level.vertex_weights, k, max_weights):
             device_blocks, _ = rebalance_device(level, device_blocks, k, max_weights, cut_objective,
                                                 movable(level_fixed))
         device_blocks = refine_device(level, device_blocks, k, max_weights, rounds, cut_objective,
                                       movable(level_fixed), tolerance)
-        if not _host_fm_on_level(level["pin_vertices"].shape[0], hierarchy.input.num_pins, config):
+        if not _host_fm_on_level(level.pin_vertices.shape[0], hierarchy.input.num_pins, config):
             return device_blocks
         host_movable = None if level_fixed is None else to_host(level_fixed) < 0
-        return upload_blocks(_level_fm(level_to_host(level), to_host(device_blocks), k, max_weights, config,
+        return upload_blocks(_level_fm(level.to_host(), to_host(device_blocks), k, max_weights, config,
                                        cut_objective, host_movable))
 
     device_blocks = refine_level(hierarchy.coarsest, upload_blocks(blocks), hierarchy.coarsest_fixed, tolerances[0])
@@ -384,7 +382,7 @@ def v_cycle_on_device(hypergraph, input_level, blocks, k, epsilon, max_weights, 
     for index, (level, cluster, _, seconds) in enumerate(hierarchy.levels):  # free the vertices again
         levels.append((level, cluster, user_fixed, seconds))
         coarser = hierarchy.levels[index + 1][0] if index + 1 < len(hierarchy.levels) else hierarchy.coarsest
-        user_fixed = carry_on_device(user_fixed, cluster, coarser["vertex_offsets"].shape[0] - 1)
+        user_fixed = carry_on_device(user_fixed, cluster, coarser.vertex_offsets.shape[0] - 1)
     hierarchy.levels, hierarchy.coarsest_fixed = levels, user_fixed
     return uncoarsen_on_device(hierarchy, coarse_blocks, k, max_weights, config, cut_objective)
 

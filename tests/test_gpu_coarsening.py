@@ -235,14 +235,14 @@ def test_launch_passes_arguments_as_numba_does():
 @pytest.mark.gpu
 def test_device_contraction_equals_cpu():
     from hgpart.coarsening.contraction import contract
-    from hgpart.coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
+    from hgpart.coarsening.gpu_contraction import contract_device
 
     graph_like = read_hypergraph(str(DATA / "karate.graph"))  # two-pin nets: contraction makes identical nets
     for name, hypergraph in list(instances()) + [("karate", graph_like)]:
         for seed in range(2):
             cluster, count = compute_clustering(hypergraph, 10**9 if seed else 8, CoarseningConfig(), None)
             expected = contract(hypergraph, cluster, count)
-            got = level_to_host(contract_device(level_to_device(hypergraph), cluster, count))
+            got = contract_device(hypergraph.to_device(), cluster, count).to_host()
             for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights",
                           "net_weights"):
                 np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=f"{name} {field}")
@@ -291,13 +291,13 @@ def test_device_path_on_a_tiny_instance_equals_cpu(fixed_keys):
     """Runs on a GPU (scripts/gpu-check) and under the simulator in CI (test_gpu_code_in_the_simulator), there
     with 4 matching rounds instead of 8 (the warp shuffles of tests/cudasim.py cost a barrier each)."""
     from hgpart.coarsening.contraction import contract
-    from hgpart.coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
+    from hgpart.coarsening.gpu_contraction import contract_device
     from hgpart.coarsening.gpu_matching import DevicePlan, compute_clustering_gpu, device_net_ratings
     from hgpart.cuda.arrays import SIMULATED, to_device
 
     hypergraph = tiny_instance_with_every_bin()
     config = CoarseningConfig(matching_rounds=4) if SIMULATED else CoarseningConfig()
-    level = level_to_device(hypergraph)
+    level = hypergraph.to_device()
     limits = (16, 64, 32, 90)  # kernel limits lowered so that 96 vertices fill every kind of bin
     counts = DevicePlan(level, device_net_ratings(level, True, 1000)[0], 10**6, False, limits).counts
     assert counts[:5].sum() > 0 and counts[5:].min() > 0, counts  # pooled, wide, block, split and global bins
@@ -307,7 +307,7 @@ def test_device_path_on_a_tiny_instance_equals_cpu(fixed_keys):
     assert gpu_count == cpu_count < 96
     np.testing.assert_array_equal(gpu, cpu)
     expected = contract(hypergraph, cpu, cpu_count)
-    got = level_to_host(contract_device(level, to_device(gpu), gpu_count))
+    got = contract_device(level, to_device(gpu), gpu_count).to_host()
     for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights", "net_weights"):
         np.testing.assert_array_equal(getattr(got, field), getattr(expected, field), err_msg=field)
 

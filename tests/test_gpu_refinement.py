@@ -141,13 +141,13 @@ def device_cases(count):
 @pytest.mark.parametrize("cut_objective", [False, True])
 def test_device_refinement_equals_the_model(cut_objective):
     """Rating, afterburner, balance rule, rounds and the rebalancer: GPU == model, array for array."""
-    from hgpart.coarsening.gpu_contraction import level_to_device
+    
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement.gpu_refiner import DeviceLevelState, rebalance_device, refine_device
 
     for hypergraph, k, movable in device_cases(1 if SIMULATED else 8):
         blocks, bounds = balanced_random(hypergraph, k, 0.1, 3)
-        level = level_to_device(hypergraph)
+        level = hypergraph.to_device()
         active = np.ones(hypergraph.num_vertices, dtype=bool) if movable is None else movable
         state = DeviceLevelState(level, to_device(blocks.copy()), k)
         for only_adjacent in (True, False):
@@ -184,7 +184,7 @@ def test_both_afterburners_keep_the_models_moves(cut_objective):
     """A Jet round with the afterburner that scans each candidate's nets (levels of small nets; a thread or a
     warp per vertex) and with the one that replays sorted (net, rank) pairs: the same moves as the model's
     replay in rank order, the same blocks, locks and objective; some candidates are dropped."""
-    from hgpart.coarsening.gpu_contraction import level_to_device
+    
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement import gpu_refiner
     from hgpart.refinement.jet import unbounded_weights
@@ -206,7 +206,7 @@ def test_both_afterburners_keep_the_models_moves(cut_objective):
             for scans, lanes in ((True, 1), (True, 32), (False, 1)):
                 if SIMULATED and lanes > 1:
                     continue  # the warp's sum needs shuffles
-                state = gpu_refiner.DeviceLevelState(level_to_device(hypergraph), to_device(blocks.copy()), k,
+                state = gpu_refiner.DeviceLevelState(hypergraph.to_device(), to_device(blocks.copy()), k,
                                                      cut_objective, unbounded)
                 assert state.scans_nets  # nets of at most 5 pins
                 state.scans_nets, state.lanes = scans, lanes
@@ -228,7 +228,7 @@ def test_the_scan_afterburner_is_left_to_levels_without_big_neighbourhoods(monke
     """A level scans (``scans_nets``) only while no vertex's nets of two or more pins have more than
     SCAN_MAX_PIN_VISITS pins in all: exactly at the largest such sum it scans, one below it it sorts; a hub in
     every net of a tiny hypergraph holds the largest."""
-    from hgpart.coarsening.gpu_contraction import level_to_device
+    
     from hgpart.cuda.arrays import to_device
     from hgpart.refinement import gpu_refiner
 
@@ -244,7 +244,7 @@ def test_the_scan_afterburner_is_left_to_levels_without_big_neighbourhoods(monke
         blocks = to_device(np.zeros(hypergraph.num_vertices, dtype=np.int32))
         for limit, scans in ((largest, True), (largest - 1, False)):
             monkeypatch.setattr(gpu_refiner, "SCAN_MAX_PIN_VISITS", limit)
-            state = gpu_refiner.DeviceLevelState(level_to_device(hypergraph), blocks, 2)
+            state = gpu_refiner.DeviceLevelState(hypergraph.to_device(), blocks, 2)
             assert state.scans_nets == scans, (hypergraph.num_vertices, limit)
 
 
@@ -270,7 +270,7 @@ def test_device_rebalancer_equals_the_model_on_many_overloaded_blocks(cut_object
     """The rebalancer's device selection (per source, least loss per unit of weight, then id, until the excess
     is gone; per target while it has room) against the model's, when several blocks are over their
     bounds at once."""
-    from hgpart.coarsening.gpu_contraction import level_to_device
+    
     from hgpart.cuda.arrays import to_device, to_host
     from hgpart.refinement.gpu_refiner import rebalance_device
 
@@ -278,7 +278,7 @@ def test_device_rebalancer_equals_the_model_on_many_overloaded_blocks(cut_object
     for hypergraph, k, blocks, bounds, movable in overloaded_cases():
         weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k)
         overloaded.append(int((weights > bounds).sum()))
-        got, got_balanced = rebalance_device(level_to_device(hypergraph), to_device(blocks.copy()), k, bounds,
+        got, got_balanced = rebalance_device(hypergraph.to_device(), to_device(blocks.copy()), k, bounds,
                                              cut_objective, None if movable is None else to_device(movable))
         want, want_balanced = jet_model.rebalance(hypergraph, blocks, k, bounds, cut_objective, movable)
         assert got_balanced == want_balanced
@@ -311,7 +311,7 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypa
     one lane (k = 2, 7) and of eight (k = 40); at k = 7 and 40 each hub's nets span several chunks, whose
     sums meet by atomics.
     (The brute-force model itself takes minutes on hubs.)"""
-    from hgpart.coarsening.gpu_contraction import level_to_device
+    
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement import gpu_refiner
     from hgpart.refinement.gpu_refiner import HEAVY_DEGREE, DeviceLevelState, refine_device
@@ -324,7 +324,7 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypa
         hypergraph = hub_hypergraph(seed, nets=nets)
         assert np.diff(hypergraph.vertex_offsets)[:3].min() > HEAVY_DEGREE
         blocks, bounds = balanced_random(hypergraph, k, 0.1, seed)
-        level = level_to_device(hypergraph)
+        level = hypergraph.to_device()
         active = np.ones(hypergraph.num_vertices, dtype=bool)
         active[1] = False
         state = DeviceLevelState(level, to_device(blocks.copy()), k, cut_objective)
@@ -498,7 +498,7 @@ def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
     """DeviceLevelState.apply keeps km1 (or cut) from the old values its atomics return, and the block
     weights by atomics: after each batch of moves both equal a recount from scratch (the model), with a
     thread or a warp per move."""
-    from hgpart.coarsening.gpu_contraction import level_to_device
+    
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
     from hgpart.refinement.gpu_refiner import DeviceLevelState
 
@@ -506,7 +506,7 @@ def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
     for hypergraph, k, _ in device_cases(2 if SIMULATED else 6):
         n = hypergraph.num_vertices
         blocks, _ = balanced_random(hypergraph, k, 0.1, 4)
-        state = DeviceLevelState(level_to_device(hypergraph), to_device(blocks.copy()), k, cut_objective)
+        state = DeviceLevelState(hypergraph.to_device(), to_device(blocks.copy()), k, cut_objective)
         for batch in range(3):
             state.lanes = (1, 32, 1)[batch]  # a thread per move, then a warp per move (levels with hubs)
             moving = rng.choice(n, size=n // 2, replace=False).astype(np.int64)

@@ -60,7 +60,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
     if "gpu" in devices:
         from numba import cuda
 
-        from ..coarsening.gpu_contraction import contract_device, level_to_device, level_to_host
+        from ..coarsening.gpu_contraction import contract_device
         from ..coarsening.gpu_matching import DevicePlan, compute_clustering_device, device_net_ratings
         from ..cuda.arrays import to_host, xp
     rows = []
@@ -89,7 +89,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
                 return run
 
             cuda.synchronize()
-            row["gpu upload s"], level = _median_seconds(synchronised(lambda: level_to_device(hypergraph)), 1)
+            row["gpu upload s"], level = _median_seconds(synchronised(lambda: hypergraph.to_device()), 1)
             compute_clustering_device(level, max_weight, config)  # compile and load the kernels
             row["gpu map s"], (gpu_cluster, gpu_count) = _median_seconds(
                 synchronised(lambda: compute_clustering_device(level, max_weight, config)), gpu_repeat)
@@ -103,14 +103,14 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
             keys, partner, proposals = (x.full(n, -1, dtype=x.int64), x.full(n, -1, dtype=x.int32),
                                         x.full(n, -1, dtype=x.int32))
             row["gpu round s"], _ = _median_seconds(synchronised(
-                lambda: plan.propose(keys, level["vertex_weights"], partner, proposals, True)), gpu_repeat)
+                lambda: plan.propose(keys, level.vertex_weights, partner, proposals, True)), gpu_repeat)
             row["bins"] = [int(c) for c in plan.counts]
             row["map speedup"] = row["cpu map s"] / row["gpu map s"]
             row["contract speedup"] = row["cpu contract s"] / row["gpu contract s"]
             row["level speedup"] = ((row["cpu map s"] + row["cpu contract s"]) /
                                     (row["gpu map s"] + row["gpu contract s"]))
             row["round GB/s"] = pin_bytes_per_round(hypergraph, config) / row["gpu round s"] / 1e9
-            gpu_coarse = level_to_host(gpu_coarse)
+            gpu_coarse = gpu_coarse.to_host()
             row["agree"] = bool(gpu_count == count and np.array_equal(to_host(gpu_cluster), cluster) and
                                 np.array_equal(gpu_coarse.pin_vertices, coarse.pin_vertices) and
                                 np.array_equal(gpu_coarse.net_offsets, coarse.net_offsets) and

@@ -147,14 +147,12 @@ class DeviceHierarchy:
     def to_host(self) -> Hierarchy:
         """The same hierarchy on the host (one copy per array)."""
         from ..cuda.arrays import to_host
-        from .gpu_contraction import level_to_host
-
         hierarchy = Hierarchy()
         for index, (level, cluster, level_fixed, seconds) in enumerate(self.levels):
-            host = self.input if index == 0 else level_to_host(level)
+            host = self.input if index == 0 else level.to_host()
             hierarchy.levels.append(Level(host, to_host(cluster), None if level_fixed is None else to_host(level_fixed),
                                           seconds))
-        hierarchy.coarsest = self.input if not self.levels else level_to_host(self.coarsest)
+        hierarchy.coarsest = self.input if not self.levels else self.coarsest.to_host()
         hierarchy.coarsest_fixed = None if self.coarsest_fixed is None else to_host(self.coarsest_fixed)
         return hierarchy
 
@@ -163,10 +161,10 @@ class DeviceHierarchy:
         rows = []
         shapes = [level for level, _, _, _ in self.levels] + [self.coarsest]
         for index, (level, _, _, seconds) in enumerate(self.levels):
-            vertices = level["vertex_offsets"].shape[0] - 1
-            coarse = shapes[index + 1]["vertex_offsets"].shape[0] - 1
-            rows.append({"level": index, "vertices": vertices, "nets": level["net_offsets"].shape[0] - 1,
-                         "pins": level["pin_vertices"].shape[0], "matched": 1.0 - coarse / max(1, vertices),
+            vertices = level.vertex_offsets.shape[0] - 1
+            coarse = shapes[index + 1].vertex_offsets.shape[0] - 1
+            rows.append({"level": index, "vertices": vertices, "nets": level.net_offsets.shape[0] - 1,
+                         "pins": level.pin_vertices.shape[0], "matched": 1.0 - coarse / max(1, vertices),
                          "seconds": seconds})
         return rows
 
@@ -203,29 +201,29 @@ def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fi
     from numba import cuda
 
     from ..cuda.arrays import to_device, to_host
-    from .gpu_contraction import contract_device, level_to_device, level_to_host
+    from .gpu_contraction import contract_device
     from .gpu_matching import compute_clustering_device
 
     limit = contraction_limit(k, config)
     max_weight = max_cluster_weight(hypergraph, k, config, epsilon)
     levels = config.max_levels if max_levels is None else max_levels
-    current = level_to_device(hypergraph) if input_level is None else input_level
+    current = hypergraph.to_device() if input_level is None else input_level
     current_fixed = _on_device(fixed)
     current_communities = _on_device(communities)
     hierarchy = DeviceHierarchy(hypergraph)
     host_level = hypergraph  # the current level on the host, where it is there
-    while len(hierarchy.levels) < levels and current["vertex_offsets"].shape[0] - 1 > limit:
+    while len(hierarchy.levels) < levels and current.vertex_offsets.shape[0] - 1 > limit:
         started = time.perf_counter()
-        n = current["vertex_offsets"].shape[0] - 1
+        n = current.vertex_offsets.shape[0] - 1
         merge_key = _merge_key(current_fixed, current_communities, k)
-        if current["pin_vertices"].shape[0] <= config.gpu_host_max_pins:  # small: on the host, then back
-            host_level = level_to_host(current) if host_level is None else host_level
+        if current.pin_vertices.shape[0] <= config.gpu_host_max_pins:  # small: on the host, then back
+            host_level = current.to_host() if host_level is None else host_level
             host_cluster, num_clusters = compute_clustering(host_level, max_weight, config,
                                                             None if merge_key is None else to_host(merge_key))
             if num_clusters > (1.0 - config.min_shrink) * n:
                 break
             coarse_host = contract(host_level, host_cluster, num_clusters)
-            cluster, coarse = to_device(host_cluster), level_to_device(coarse_host)
+            cluster, coarse = to_device(host_cluster), coarse_host.to_device()
         else:
             cluster, num_clusters = compute_clustering_device(current, max_weight, config, merge_key)
             if num_clusters > (1.0 - config.min_shrink) * n:
@@ -236,8 +234,8 @@ def coarsen_on_device(hypergraph, k, config=CoarseningConfig(), epsilon=0.03, fi
         cuda.synchronize()
         seconds = time.perf_counter() - started
         hierarchy.levels.append((current, cluster, current_fixed, seconds))
-        _report(on_level, len(hierarchy.levels) - 1, n, current["net_offsets"].shape[0] - 1,
-                current["pin_vertices"].shape[0], num_clusters, seconds)
+        _report(on_level, len(hierarchy.levels) - 1, n, current.net_offsets.shape[0] - 1,
+                current.pin_vertices.shape[0], num_clusters, seconds)
         current, current_fixed, host_level = coarse, coarse_fixed, coarse_host
     hierarchy.coarsest = current
     hierarchy.coarsest_fixed = current_fixed

@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from numba import cuda, int32, int64, uint64
 
-from ..cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
+from ..cuda.arrays import cached_kernel, grid, launch, to_host, xp
+from ..hypergraph import Hypergraph
 from ..cuda.primitives import (LOW32, csr_from_sorted_kernel, lower_bound, scatter, scatter_add_kernel, segment_of,
                                sum_before)
 
@@ -169,13 +170,12 @@ def _prefix_sums(counts):
     return prefix, int(totals[0]), int(totals[1])
 
 
-def contract_device(level: dict, cluster, num_clusters: int) -> dict:
-    """The coarse level of ``cluster`` (device int32[n] -> [0, num_clusters)) as a dict of CuPy arrays:
-    net_offsets int64, pin_vertices int32, vertex_offsets int64, incident_nets int32, vertex_weights int64,
-    net_weights int64. ``level`` holds the same keys for the finer level (CuPy or numba device arrays)."""
+def contract_device(level: Hypergraph, cluster, num_clusters: int) -> Hypergraph:
+    """The coarse level of ``cluster`` (device int32[n] -> [0, num_clusters)) on the device (the CPU's
+    :func:`.contraction.contract`, array for array). ``level`` is on the device (CuPy or numba arrays)."""
     x = xp()
-    net_offsets = x.asarray(level["net_offsets"])
-    pin_vertices = x.asarray(level["pin_vertices"])
+    net_offsets = x.asarray(level.net_offsets)
+    pin_vertices = x.asarray(level.pin_vertices)
     cluster = x.asarray(cluster)
     num_nets = net_offsets.shape[0] - 1
     num_pins = pin_vertices.shape[0]
@@ -192,7 +192,7 @@ def contract_device(level: dict, cluster, num_clusters: int) -> dict:
     pins, incidence = x.empty(kept_pins, dtype=x.int32), x.empty(kept_pins, dtype=x.int64)
     weights, merged = x.empty(kept_nets, dtype=x.int64), x.empty(kept_nets, dtype=x.int64)
     launch(write_kept_kernel, grid(max(num_pins, num_nets)), keys, ranks, net_offsets,
-           x.asarray(level["net_weights"]), prefix, offsets, pins, weights, merged, incidence)
+           x.asarray(level.net_weights), prefix, offsets, pins, weights, merged, incidence)
     if kept_nets:
         hashes = x.empty(kept_nets, dtype=x.uint64)
         launch(net_hash_kernel, grid(kept_nets), offsets, pins, hashes)
@@ -213,24 +213,9 @@ def contract_device(level: dict, cluster, num_clusters: int) -> dict:
                    weights, incidence)
             offsets, pins = unique_offsets, unique_pins
     vertex_weights = x.zeros(num_clusters, dtype=x.int64)
-    scatter(scatter_add_kernel, cluster, x.asarray(level["vertex_weights"]), vertex_weights)
+    scatter(scatter_add_kernel, cluster, x.asarray(level.vertex_weights), vertex_weights)
     incidence = x.sort(incidence)
     vertex_offsets, incident_nets = x.empty(num_clusters + 1, dtype=x.int64), x.empty(pins.shape[0], dtype=x.int32)
     launch(csr_from_sorted_kernel, grid(max(pins.shape[0], 1)), incidence, num_clusters, vertex_offsets,
            incident_nets)
-    return {"net_offsets": offsets, "pin_vertices": pins, "vertex_offsets": vertex_offsets,
-            "incident_nets": incident_nets, "vertex_weights": vertex_weights, "net_weights": weights}
-
-
-def level_to_device(hypergraph) -> dict:
-    """A host Hypergraph as a dict of device arrays (one copy)."""
-    return {name: to_device(getattr(hypergraph, name)) for name in
-            ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights", "net_weights")}
-
-
-def level_to_host(level: dict):
-    """A device level back as a :class:`~hgpart.hypergraph.Hypergraph`."""
-    from ..hypergraph import Hypergraph
-
-    return Hypergraph(*(to_host(level[name]) for name in ("net_offsets", "pin_vertices", "vertex_offsets",
-                                                       "incident_nets", "vertex_weights", "net_weights")))
+    return Hypergraph(offsets, pins, vertex_offsets, incident_nets, vertex_weights, weights)

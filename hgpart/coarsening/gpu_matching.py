@@ -727,18 +727,18 @@ def net_ratings_kernel(net_offsets, net_weights, shift, heavy_edge, max_net_size
 def device_net_ratings(level, heavy_edge: bool, max_net_size: int):
     """:func:`.similarity.net_ratings` on the device: (int64[m] fixed-point ratings, shift)."""
     x = xp()
-    offsets = level["net_offsets"]
-    num_vertices = level["vertex_offsets"].shape[0] - 1
+    offsets = level.net_offsets
+    num_vertices = level.vertex_offsets.shape[0] - 1
     weighted_degree = x.zeros(num_vertices, dtype=x.int64)
-    pins = level["pin_vertices"]
+    pins = level.pin_vertices
     if pins.shape[0]:
-        launch(rated_degree_kernel, grid(pins.shape[0]), offsets, pins, level["net_weights"], max_net_size,
+        launch(rated_degree_kernel, grid(pins.shape[0]), offsets, pins, level.net_weights, max_net_size,
                weighted_degree)
     largest = float(scalar(weighted_degree.max(keepdims=True))) if num_vertices else 0.0
     bits = int(np.ceil(np.log2(largest + 2.0)))
     shift = max(0, min(20, 62 - bits))
     ratings = x.empty(offsets.shape[0] - 1, dtype=x.int64)
-    launch(net_ratings_kernel, grid(ratings.shape[0]), offsets, level["net_weights"], shift, bool(heavy_edge),
+    launch(net_ratings_kernel, grid(ratings.shape[0]), offsets, level.net_weights, shift, bool(heavy_edge),
            max_net_size, ratings)
     return ratings, shift
 
@@ -824,18 +824,18 @@ def _pool_limits():
 
 class DevicePlan:
     """The binned work of one level on the device: which kernel rates which vertex, fixed for the level's
-    proposal rounds (``propose``). ``level`` is a dict of device arrays (see :mod:`.gpu_contraction`).
+    proposal rounds (``propose``). ``level`` is a :class:`~hgpart.hypergraph.Hypergraph` on the device.
     Set ``timings`` to a dict to collect seconds per kernel (synchronising after each; for profiling)."""
 
     timings = None
 
-    def __init__(self, level: dict, ratings, max_weight: int, weight_penalty: bool, limits=KERNEL_LIMITS):
+    def __init__(self, level, ratings, max_weight: int, weight_penalty: bool, limits=KERNEL_LIMITS):
         x = xp()
         self.level = level
         self.ratings = ratings
         self.max_weight = int(max_weight)
         self.weight_penalty = bool(weight_penalty)
-        offsets, vertex_offsets, incident_nets = level["net_offsets"], level["vertex_offsets"], level["incident_nets"]
+        offsets, vertex_offsets, incident_nets = level.net_offsets, level.vertex_offsets, level.incident_nets
         n = vertex_offsets.shape[0] - 1
         running = x.empty(incident_nets.shape[0], dtype=x.int64)
         launch(incident_work_kernel, grid(running.shape[0]), offsets, ratings, incident_nets, running)
@@ -864,8 +864,8 @@ class DevicePlan:
         self.heavy_batches = self._heavy_batches(members(GLOBAL_BIN), WARP_SIZE)
         self.arrays = {"ratings": ratings, "order": self.order, "bin_starts": self.bin_starts,
                        "group_starts": self.group_starts, "wide": self.wide, "block": self.block, "bound": self.bound,
-                       **{name: level[name] for name in ("net_offsets", "pin_vertices", "vertex_offsets",
-                                                         "incident_nets", "vertex_weights")}}
+                       **{name: getattr(level, name) for name in ("net_offsets", "pin_vertices", "vertex_offsets",
+                                                                  "incident_nets", "vertex_weights")}}
 
     def _heavy_batches(self, heavy, nets_per_item: int) -> list:
         """Vertices rated by many warps, in batches whose global tables fit HEAVY_TABLE_BUDGET slots, with
@@ -875,7 +875,7 @@ class DevicePlan:
         batches = []
         if heavy.shape[0] == 0:
             return batches
-        vertex_offsets = self.level["vertex_offsets"]
+        vertex_offsets = self.level.vertex_offsets
         bounds, degrees = to_host(self.bound[heavy]), to_host(vertex_offsets[heavy + 1] - vertex_offsets[heavy])
         sizes = np.left_shift(np.int64(1), np.ceil(np.log2(np.maximum(2 * bounds, MIN_TABLE))).astype(np.int64))
         start = 0
@@ -890,7 +890,7 @@ class DevicePlan:
             item_vertex, rank = item_vertex[order], rank[order]
             vertices = heavy[start:stop]
             item_vertex_d = to_device(item_vertex)
-            item_first = self.level["vertex_offsets"][vertices[item_vertex_d]] + to_device(rank * nets_per_item)
+            item_first = self.level.vertex_offsets[vertices[item_vertex_d]] + to_device(rank * nets_per_item)
             batches.append({"vertices": vertices, "table_offsets": to_device(table_offsets),
                             "item_vertex": item_vertex_d, "item_first": item_first.astype(x.int64),
                             "slots": int(table_offsets[-1])})
@@ -922,7 +922,7 @@ class DevicePlan:
         static = self.arrays
         tables = [static[name] for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets")]
         ratings = static["ratings"]
-        arguments = (*tables, ratings, static["vertex_weights"], merge_key, partner, cluster_weight, self.max_weight,
+        arguments = (*tables, ratings, static.vertex_weights, merge_key, partner, cluster_weight, self.max_weight,
                      self.weight_penalty, only_unmatched, rerate_only)
         clock = _Clock(self.timings)
         if self.pool_groups:
@@ -1142,10 +1142,10 @@ def _two_hop_unkeyed(state: dict, level, proposals, max_weight: int, budget: int
         return
     n = proposals.shape[0]
     keys = state["keys"]
-    launch(two_hop_keys_kernel, grid(n), state["free"], proposals, state["root"], level["vertex_offsets"], keys)
+    launch(two_hop_keys_kernel, grid(n), state["free"], proposals, state["root"], level.vertex_offsets, keys)
     keys = x.sort(keys)
     pairs = state["fits"]
-    launch(two_hop_pairs_kernel, grid(n), keys, level["vertex_weights"], max_weight, pairs)
+    launch(two_hop_pairs_kernel, grid(n), keys, level.vertex_weights, max_weight, pairs)
     launch(two_hop_apply_kernel, grid(n), keys, pairs, x.cumsum(pairs), budget, state["root"])
 
 
@@ -1192,7 +1192,7 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
     one key per vertex, see :func:`_two_hop_unkeyed`)."""
     x = xp()
     n = partner.shape[0]
-    weights = level["vertex_weights"]
+    weights = level.vertex_weights
     state = {"root": x.empty(n, dtype=x.int32), "free": x.empty(n, dtype=x.int32),
              "cluster_weight": x.zeros(n, dtype=x.int64), "cluster_key": merge_key.copy(),
              "budgets": x.zeros(JOIN_ROUNDS + 1, dtype=x.int64), "weights": weights}
@@ -1215,20 +1215,19 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
             _two_hop_unkeyed(state, level, proposals, max_weight, budget)
         elif config.two_hop:
             first, second = two_hop_pairs(x, state["free"] < 0, proposals, root, merge_key, weights, max_weight,
-                                          budget, x.diff(level["vertex_offsets"]) == 0)
+                                          budget, x.diff(level.vertex_offsets) == 0)
             root[second] = first
     return number_clusters_device(root)
 
 
-def compute_clustering_device(level: dict, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS):
+def compute_clustering_device(level, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS):
     """The coarsening map of a level held on the device: (cluster int32[n] on the device, n').
 
-    ``level``: dict of device arrays net_offsets, pin_vertices, vertex_offsets, incident_nets,
-    vertex_weights, net_weights; ``merge_key`` int64[n] on the device or None; ``limits``: the largest
+    ``level``: a :class:`~hgpart.hypergraph.Hypergraph` on the device; ``merge_key`` int64[n] on the device or None; ``limits``: the largest
     work b of the pooled and of the wide kernel (the defaults suit the kernels; tests lower them).
     """
     x = xp()
-    n = level["vertex_offsets"].shape[0] - 1
+    n = level.vertex_offsets.shape[0] - 1
     keyed = merge_key is not None
     merge_key = x.full(n, -1, dtype=x.int64) if merge_key is None else merge_key.astype(x.int64)
     ratings, _ = device_net_ratings(level, config.rating == "heavy-edge", config.max_rated_net_size)
@@ -1236,7 +1235,7 @@ def compute_clustering_device(level: dict, max_weight: int, config, merge_key=No
     partner = x.full(n, -1, dtype=x.int32)
     proposals = x.full(n, -1, dtype=x.int32)
     for round_index in range(config.matching_rounds):  # no early stop: it would wait for the device each round
-        plan.propose(merge_key, level["vertex_weights"], partner, proposals, True, round_index > 0)
+        plan.propose(merge_key, level.vertex_weights, partner, proposals, True, round_index > 0)
         launch(mutual_kernel, grid(n), proposals, partner)
     return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals, keyed)
 
@@ -1244,9 +1243,7 @@ def compute_clustering_device(level: dict, max_weight: int, config, merge_key=No
 def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None, limits=KERNEL_LIMITS):
     """GPU twin of :func:`.matching.compute_clustering` for a host hypergraph: the same map f: V -> V' (host
     int32[n]) and n'. Copies the hypergraph to the device and the map back."""
-    from .gpu_contraction import level_to_device
-
-    level = level_to_device(hypergraph)
+    level = hypergraph.to_device()
     merge_key = None if fixed is None else to_device(np.asarray(fixed, dtype=np.int64))
     cluster, count = compute_clustering_device(level, max_weight, config, merge_key, limits)
     return to_host(cluster), count

@@ -640,9 +640,8 @@ class DeviceLevelState:
 
     Parameters
     ----------
-    level : dict of device arrays
-        net_offsets int64[m + 1], pin_vertices int32[p], vertex_offsets int64[n + 1], incident_nets int32[p],
-        vertex_weights int64[n], net_weights int64[m] (as built by ``level_to_device``).
+    level : Hypergraph
+        On the device (:meth:`~hgpart.hypergraph.Hypergraph.to_device`).
     blocks : device int32[n]
         Modified in place by the refinement.
     k : int
@@ -662,7 +661,7 @@ class DeviceLevelState:
         block weights (``status`` and ``block_weights`` are one device buffer, read in one copy).
     """
 
-    def __init__(self, level: dict, blocks, k: int, cut_objective: bool = False, max_block_weights=None):
+    def __init__(self, level, blocks, k: int, cut_objective: bool = False, max_block_weights=None):
         if k > MAX_K:
             raise ValueError(f"GPU refinement supports k <= {MAX_K}, got {k}")
         x = xp()
@@ -670,17 +669,17 @@ class DeviceLevelState:
         self.k = k
         self.blocks = blocks
         self.cut_objective = cut_objective
-        num_nets = level["net_offsets"].shape[0] - 1
-        num_pins = level["pin_vertices"].shape[0]
-        self.sizes = x.diff(level["net_offsets"])
-        pin_nets = x.searchsorted(level["net_offsets"], x.arange(num_pins, dtype=x.int64),
+        num_nets = level.net_offsets.shape[0] - 1
+        num_pins = level.pin_vertices.shape[0]
+        self.sizes = x.diff(level.net_offsets)
+        pin_nets = x.searchsorted(level.net_offsets, x.arange(num_pins, dtype=x.int64),
                                   side="right").astype(x.int32) - 1
         self.pin_counts = x.zeros(num_nets * k, dtype=x.int32)
         if num_pins:
-            launch(pin_counts_kernel, grid(num_pins), pin_nets, level["pin_vertices"], blocks, k, self.pin_counts)
+            launch(pin_counts_kernel, grid(num_pins), pin_nets, level.pin_vertices, blocks, k, self.pin_counts)
         self._summary = x.zeros(2 + k, dtype=x.int64)
         self.status, self.block_weights = self._summary[:2], self._summary[2:]
-        scatter(scatter_add_kernel, blocks, level["vertex_weights"], self.block_weights)
+        scatter(scatter_add_kernel, blocks, level.vertex_weights, self.block_weights)
         connectivity = self._connectivity()
         self.connectivity = connectivity.astype(x.int32) if cut_objective else x.zeros(1, dtype=x.int32)
         self.status[1] = self._objective(connectivity, cut_objective)
@@ -690,7 +689,7 @@ class DeviceLevelState:
             self.max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
             self.host_bounds = np.asarray(to_host(self.max_block_weights), dtype=np.int64)
         self.no_locks = x.zeros(0, dtype=x.int8)
-        n = level["vertex_offsets"].shape[0] - 1
+        n = level.vertex_offsets.shape[0] - 1
         self.targets = x.empty(n, dtype=x.int32)
         self.gains = x.empty(n, dtype=x.int64)
         self.internals = x.empty(n, dtype=x.int64)
@@ -699,12 +698,12 @@ class DeviceLevelState:
         scan_checks = x.zeros(2, dtype=x.int64)  # sum of |e|^2, whether a neighbourhood exceeds the visits
         scan_checks[0] = (counted * counted).sum()
         if n:
-            launch(neighbourhood_exceeds_kernel, grid(n), level["vertex_offsets"], level["incident_nets"], counted,
+            launch(neighbourhood_exceeds_kernel, grid(n), level.vertex_offsets, level.incident_nets, counted,
                    SCAN_MAX_PIN_VISITS, scan_checks[1:])
         squares, exceeds = (int(value) for value in to_host(scan_checks))
         self.scans_nets = squares <= SCAN_MEAN_NET_SIZE * num_pins and not exceeds
-        self.heavy = x.flatnonzero(x.diff(level["vertex_offsets"]) > HEAVY_DEGREE).astype(x.int32)
-        self._heavy_chunks(level["vertex_offsets"])
+        self.heavy = x.flatnonzero(x.diff(level.vertex_offsets) > HEAVY_DEGREE).astype(x.int32)
+        self._heavy_chunks(level.vertex_offsets)
         # threads per moved vertex in apply and the afterburner's keys: a warp when the level has hubs (a
         # thread would walk a hub's nets alone), else one (on a grid, 4 nets a vertex, a warp idles 28 lanes)
         self.lanes = WARP_SIZE if self.heavy.shape[0] else 1
@@ -734,7 +733,7 @@ class DeviceLevelState:
     def _objective(self, connectivity, cut_objective: bool) -> int:
         x = xp()
         counted = self.sizes >= 2
-        weights = self.level["net_weights"]
+        weights = self.level.net_weights
         if cut_objective:
             return int((weights * (counted & (connectivity > 1))).sum())
         return int((weights * x.where(counted, connectivity - 1, 0)).sum())
@@ -753,7 +752,7 @@ class DeviceLevelState:
             arrays, group, bounds = self.arrays, rating_group(self.k), max_block_weights
             level = [arrays[name] for name in ("net_offsets", "vertex_offsets", "incident_nets", "net_weights")]
             launch(rate_moves_kernel, grid(-(-n // (WARP_SIZE // group)) * WARP_SIZE, RATE_THREADS), *level,
-                   arrays["vertex_weights"], arrays["blocks"], arrays["pin_counts"], arrays["block_weights"], bounds,
+                   arrays.vertex_weights, arrays["blocks"], arrays["pin_counts"], arrays["block_weights"], bounds,
                    self.k, group, cut_objective, only_adjacent, active, tolerance, arrays["targets"],
                    arrays["gains"], arrays["internals"])
             if self.heavy.shape[0]:
@@ -762,7 +761,7 @@ class DeviceLevelState:
                        arrays["blocks"], arrays["pin_counts"], self.k, group, cut_objective, active,
                        arrays["heavy_affinity"], arrays["heavy_adjacent"], arrays["heavy_sums"])
                 launch(pick_heavy_moves_kernel, grid(self.heavy.shape[0] * WARP_SIZE, RATE_THREADS),
-                       arrays["heavy"], arrays["vertex_weights"], arrays["blocks"], arrays["block_weights"], bounds,
+                       arrays["heavy"], arrays.vertex_weights, arrays["blocks"], arrays["block_weights"], bounds,
                        self.k, only_adjacent, active, tolerance, arrays["heavy_affinity"], arrays["heavy_adjacent"],
                        arrays["heavy_sums"], arrays["targets"], arrays["gains"], arrays["internals"])
         return self.targets, self.gains, self.internals
@@ -774,8 +773,8 @@ class DeviceLevelState:
         if moving.shape[0]:
             arrays = self.arrays
             launch(apply_moves_kernel, grid(moving.shape[0] * self.lanes), moving, destinations, accepted,
-                   arrays["net_offsets"], arrays["net_weights"], arrays["vertex_offsets"], arrays["incident_nets"],
-                   arrays["vertex_weights"], self.k, self.cut_objective, self.lanes, arrays["blocks"],
+                   arrays.net_offsets, arrays.net_weights, arrays.vertex_offsets, arrays.incident_nets,
+                   arrays.vertex_weights, self.k, self.cut_objective, self.lanes, arrays["blocks"],
                    arrays["pin_counts"], arrays["connectivity"], arrays["block_weights"],
                    arrays["no_locks"] if locked is None else locked, arrays["status"])
         return self._read_summary()
@@ -785,8 +784,8 @@ class DeviceLevelState:
         arrays = self.arrays
         n = self.kept.shape[0]
         if n:
-            launch(apply_kept_kernel, grid(n * self.lanes), arrays["kept"], arrays["targets"], arrays["net_offsets"],
-                   arrays["net_weights"], arrays["vertex_offsets"], arrays["incident_nets"], arrays["vertex_weights"],
+            launch(apply_kept_kernel, grid(n * self.lanes), arrays["kept"], arrays["targets"], arrays.net_offsets,
+                   arrays.net_weights, arrays.vertex_offsets, arrays.incident_nets, arrays.vertex_weights,
                    self.k, self.cut_objective, self.lanes, arrays["blocks"], arrays["pin_counts"],
                    arrays["connectivity"], arrays["block_weights"], arrays["no_locks"] if locked is None else locked,
                    arrays["status"])
@@ -827,10 +826,10 @@ class DeviceLevelState:
             return new_gains
         keys = x.empty(total, dtype=x.int64)
         arrays = self.arrays
-        launch(incidence_keys_kernel, grid(count * self.lanes), moving, arrays["vertex_offsets"],
-               arrays["incident_nets"], self.lanes, key_offsets, keys)
+        launch(incidence_keys_kernel, grid(count * self.lanes), moving, arrays.vertex_offsets,
+               arrays.incident_nets, self.lanes, key_offsets, keys)
         keys = x.sort(keys)
-        launch(afterburner_kernel, grid(total), keys, arrays["net_offsets"], arrays["net_weights"], moving,
+        launch(afterburner_kernel, grid(total), keys, arrays.net_offsets, arrays.net_weights, moving,
                arrays["blocks"], destinations, self.k, cut_objective, arrays["pin_counts"], new_gains)
         return new_gains
 
@@ -841,8 +840,8 @@ class DeviceLevelState:
         arrays = self.arrays
         n = self.kept.shape[0]
         if n:
-            launch(afterburner_scan_kernel, grid(n * self.lanes), arrays["net_offsets"], arrays["pin_vertices"],
-                   arrays["vertex_offsets"], arrays["incident_nets"], arrays["net_weights"], arrays["blocks"],
+            launch(afterburner_scan_kernel, grid(n * self.lanes), arrays.net_offsets, arrays.pin_vertices,
+                   arrays.vertex_offsets, arrays.incident_nets, arrays.net_weights, arrays["blocks"],
                    arrays["targets"], arrays["gains"], self.k, cut_objective, self.lanes, arrays["pin_counts"],
                    arrays["kept"])
         return self.kept
@@ -891,19 +890,19 @@ def _ranked_moves(state: DeviceLevelState, targets, gains, cut_objective: bool, 
     moving, destinations = x.empty(count, dtype=x.int64), x.empty(count, dtype=x.int32)
     degrees = x.empty(count, dtype=x.int64)
     launch(ranked_moves_kernel, grid(count), x.argsort(ranks, kind="stable"), candidates, targets,
-           state.arrays["vertex_offsets"], moving, destinations, degrees)
+           state.arrays.vertex_offsets, moving, destinations, degrees)
     kept = state.afterburner(moving, destinations, degrees, cut_objective) >= 0
     return state.apply(moving, destinations, kept, locked)
 
 
-def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, cut_objective: bool = False,
+def refine_device(level, blocks, k: int, max_block_weights, rounds: int, cut_objective: bool = False,
                   movable=None, tolerance: float = 0.25):
     """Refine the partition ``blocks`` (device int32[n], balanced) of ``level`` by Jet-style rounds; returns
     the best balanced partition seen (a device array; ``blocks`` itself may be modified).
 
     Parameters
     ----------
-    level : dict of device arrays (see :class:`DeviceLevelState`)
+    level : Hypergraph on the device
     max_block_weights : int64[k] (host or device)
     rounds : int
         At most this many rounds; a level also stops after STALE_ROUNDS rounds without a new best.
@@ -915,7 +914,7 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     x = xp()
     max_block_weights = x.asarray(max_block_weights, dtype=x.int64)
     unbounded = x.asarray(unbounded_weights(k))
-    n = level["vertex_offsets"].shape[0] - 1
+    n = level.vertex_offsets.shape[0] - 1
     free = x.ones(n, dtype=x.int8) if movable is None else x.asarray(movable).astype(x.int8)
     free_mask = free.astype(x.bool_)
     state = DeviceLevelState(level, blocks, k, cut_objective, max_block_weights)
@@ -932,7 +931,7 @@ def refine_device(level: dict, blocks, k: int, max_block_weights, rounds: int, c
     return best_of_rounds(run_round, lambda: objective[0], state.blocks, free, rounds)
 
 
-def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objective: bool = False, movable=None,
+def rebalance_device(level, blocks, k: int, max_block_weights, cut_objective: bool = False, movable=None,
                      max_rounds: int = REBALANCE_ROUNDS):
     """Restore ``block weight <= max_block_weights`` with the least loss (GPU twin of
     :func:`.refiner.rebalance_partition`; :func:`.jet.rebalance_rounds` is its CPU twin): each round rates
@@ -940,7 +939,7 @@ def rebalance_device(level: dict, blocks, k: int, max_block_weights, cut_objecti
     its moves in order of least loss per unit of weight (then id) until the excess is gone, subject to each
     target's room in the same order. Returns (blocks, balanced)."""
     x = xp()
-    n = level["vertex_offsets"].shape[0] - 1
+    n = level.vertex_offsets.shape[0] - 1
     movable = x.ones(n, dtype=x.bool_) if movable is None else x.asarray(movable).astype(x.bool_)
     state = DeviceLevelState(level, blocks, k, cut_objective, max_block_weights)
     balanced, _ = _rebalance_state(state, cut_objective, movable, max_rounds)
@@ -969,7 +968,7 @@ def _rebalance_state(state: DeviceLevelState, cut_objective: bool, movable, max_
     x = xp()
     arrays = state.arrays
     max_block_weights = state.max_block_weights
-    vertex_weights = arrays["vertex_weights"]
+    vertex_weights = arrays.vertex_weights
     value = state.host_status[1]
     n = state.targets.shape[0]
     k = state.k
