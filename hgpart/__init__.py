@@ -1,4 +1,12 @@
-"""hgpart: multilevel hypergraph partitioning and sparse graph analytics on NVIDIA GPUs, with a numba CPU path."""
+"""hgpart: multilevel hypergraph partitioning and sparse graph analytics on NVIDIA GPUs (numba.cuda), with a
+numba CPU path that is both the fallback and the reference.
+
+>>> import hgpart
+>>> hypergraph = hgpart.Hypergraph.from_pin_lists([[0, 1], [1, 2, 3], [3, 4], [4, 5, 0]])
+>>> result = hgpart.partition(hypergraph, 2, device="cpu")
+>>> result.partition.tolist(), result.km1
+([0, 0, 0, 1, 1, 1], 2)
+"""
 
 import os
 
@@ -8,12 +16,18 @@ __version__ = "0.1.0"
 # print on stderr for each of them. A user's own setting of the variable wins.
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 
+from .api import (cluster, coarsen, count_triangles, list_triangles, minimum_spanning_forest,  # noqa: E402
+                  partition)
+from .config import PartitionConfig, make_config  # noqa: E402
 from .errors import DeviceError, InfeasibleError, InputError  # noqa: E402
 from .hypergraph import Graph, Hypergraph  # noqa: E402
-from .io import convert, read_graph, read_hypergraph, read_partition, write_hypergraph, write_partition  # noqa: E402
+from .io import (convert, read_graph, read_hypergraph, read_partition, write_graph, write_hypergraph,  # noqa: E402
+                 write_partition)
 from .metrics import evaluate  # noqa: E402
 
 __all__ = [
-    "DeviceError", "Graph", "Hypergraph", "InfeasibleError", "InputError", "convert", "evaluate", "read_graph",
-    "read_hypergraph", "read_partition", "write_hypergraph", "write_partition",
+    "DeviceError", "Graph", "Hypergraph", "InfeasibleError", "InputError", "PartitionConfig", "cluster", "coarsen",
+    "convert", "count_triangles", "evaluate", "list_triangles", "make_config", "minimum_spanning_forest",
+    "partition", "read_graph", "read_hypergraph", "read_partition", "write_graph", "write_hypergraph",
+    "write_partition",
 ]

@@ -116,18 +116,16 @@ def _twin_config(case):
     name, k, objective, seed, preset, variant = case
     config = make_config(k, 0.03, objective, seed, preset)
     if variant in ("large", "pairwise"):
-        refinement = replace(config.refinement, gpu_v_cycle_max_pins=0)
-        if variant == "pairwise":
-            refinement = replace(refinement, gpu_pair_fm_min_connectivity=1.0)
-        config = replace(config, refinement=refinement)
+        config = replace(config, policy=replace(config.policy, device_v_cycle_max_pins=0))
+    if variant == "pairwise":
+        config = replace(config, pair_fm=replace(config.pair_fm, min_connectivity=1.0))
     return config
 
 
 def twin_case(case) -> str:
-    from .test_gpu_refinement import twin_partition
+    from hgpart.multilevel import gpu_path_on_cpu
 
-    name, k, objective, seed, _, _ = case
-    return digest(twin_partition(_hypergraph(name), k, objective, seed, config=_twin_config(case)))
+    return digest(gpu_path_on_cpu(_hypergraph(case[0]), _twin_config(case)).partition)
 
 
 def gpu_partition_case(case) -> str:
@@ -142,7 +140,7 @@ def coarsening_case(case, device: str = "cpu") -> str:
 
     name, k = case
     hierarchy = coarsen(_hypergraph(name), k, device=device)
-    coarsest = hierarchy.coarsest
+    coarsest = hierarchy.coarsest.hypergraph
     return digest(*[level.cluster for level in hierarchy.levels], coarsest.net_offsets, coarsest.pin_vertices,
                   coarsest.vertex_weights, coarsest.net_weights)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..config import InitialConfig, RefinementConfig
+from ..config import FMConfig, InitialConfig, LabelPropagationConfig
 from ..hypergraph import Hypergraph, scatter_sum
 from ..parallel import in_threads
 from ..refinement.gains import objective_from_pin_counts, pin_counts_serial
@@ -118,7 +118,7 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
 
 
 def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int, config: InitialConfig,
-           refinement: RefinementConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
+           label_propagation: LabelPropagationConfig, fm: FMConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
     """Best bipartition (int32[n], sides 0/1) with side weights at most ``max_weights`` (int64[2]) if any run
     reaches that; otherwise the least imbalanced run.
 
@@ -126,13 +126,9 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     On hypergraphs with many pins, ``config.pin_budget`` caps the runs and FM candidates. With
     ``workers`` > 1 the runs, then the FM candidates, go through that many threads (one numba thread each)
     where the hypergraph has at least ``config.pins_per_thread`` pins; otherwise everything is one call
-    (:func:`_portfolio_serial`), which takes the GIL once instead of once per run and FM candidate. The
-    recursion's threads queue for the GIL after every njit call: on the H100 machine (16 cores), 16 of the
-    deepest sub-problems of grid 1M k = 128 (8 blocks each) took 2.13 s one after the other, 1.03 s on 16
-    threads and 0.19 s in 16 processes when each run was a call; 0.16 s on 16 threads with the portfolio
-    (and the matching rounds, :func:`..coarsening.matching._match_serial`) in one call each. Small
-    sub-problems (grid 1M k = 32: about 4,000 pins each) are not worth threads either: that phase took
-    0.165 s instead of 0.194. The choice depends only on the runs' order, so the result does not depend on
+    (:func:`_portfolio_serial`), which takes the GIL once instead of once per run and FM candidate: the
+    recursion's threads would otherwise queue for the GIL after every njit call, and small sub-problems are
+    not worth threads. The choice depends only on the runs' order, so the result does not depend on
     ``workers``.
     """
     max_weights = np.asarray(max_weights, dtype=np.int64)
@@ -151,24 +147,24 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     if workers <= 1 or h.num_pins < config.pins_per_thread:
         return _portfolio_serial(np.array(codes, dtype=np.int64), run_seeds, h.net_offsets, h.pin_vertices,
                                  h.vertex_offsets, h.incident_nets, h.net_weights, h.vertex_weights, fixed_side,
-                                 movable, target0, max_weights, cut_objective, refinement.lp_rounds, fm_candidates,
-                                 refinement.fm_passes, refinement.fm_fruitless_moves, refinement.max_update_net_size,
-                                 float(refinement.fm_min_improvement))
+                                 movable, target0, max_weights, cut_objective, label_propagation.rounds, fm_candidates,
+                                 fm.passes, fm.fruitless_moves, fm.max_update_net_size,
+                                 float(fm.min_improvement))
 
     # runs are ordered by (unbalanced, objective, how full the fuller side is, run order)
     def one_run(run, code):
         partition, balanced, objective, overload = _portfolio_run(
             code, h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
             h.vertex_weights, fixed_side, movable, target0, max_weights, run_seeds[run], cut_objective,
-            refinement.lp_rounds)
+            label_propagation.rounds)
         return (not balanced, int(objective), overload, run), partition
 
     def with_fm(key, partition):
         partition = partition.copy()
         pin_counts, block_weights = refine_serial(
             h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights, h.vertex_weights,
-            partition, max_weights, 2, movable, cut_objective, refinement.lp_rounds, refinement.fm_passes,
-            refinement.fm_fruitless_moves, refinement.max_update_net_size, float(refinement.fm_min_improvement))
+            partition, max_weights, 2, movable, cut_objective, label_propagation.rounds, fm.passes,
+            fm.fruitless_moves, fm.max_update_net_size, float(fm.min_improvement))
         objective = objective_from_pin_counts(h.net_offsets, h.net_weights, pin_counts, 2, cut_objective)
         return (False, int(objective), _overload(block_weights, max_weights), key[-1]), partition
 

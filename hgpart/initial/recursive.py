@@ -88,18 +88,20 @@ def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_s
     from ..refinement import refine
 
     if rating_work(hypergraph, config.coarsening.max_rated_net_size) > config.initial.rating_budget:
-        return bisect(hypergraph, max_weights, target0, fixed_side, seed, config.initial, config.refinement,
-                      cut_objective, workers)
+        return bisect(hypergraph, max_weights, target0, fixed_side, seed, config.initial, config.label_propagation,
+                      config.fm, cut_objective, workers)
     total = hypergraph.total_vertex_weight
     slack = float(max_weights.max()) * 2 / max(total, 1) - 1.0
     hierarchy = coarsen(hypergraph, 2, config.coarsening, max(slack, 0.0), fixed_side)
-    coarsest_fixed = hierarchy.coarsest_fixed if hierarchy.coarsest_fixed is not None else \
-        np.full(hierarchy.coarsest.num_vertices, -1, dtype=np.int32)
-    sides = bisect(hierarchy.coarsest, max_weights, target0, coarsest_fixed, seed, config.initial,
-                   config.refinement, cut_objective, workers)
+    coarsest = hierarchy.coarsest
+    coarsest_fixed = coarsest.fixed if coarsest.fixed is not None else \
+        np.full(coarsest.hypergraph.num_vertices, -1, dtype=np.int32)
+    sides = bisect(hierarchy.coarsest.hypergraph, max_weights, target0, coarsest_fixed, seed, config.initial,
+                   config.label_propagation, config.fm, cut_objective, workers)
     for level in reversed(hierarchy.levels):
         sides = sides[level.cluster]
-        sides = refine(level.hypergraph, sides, 2, max_weights, config.refinement, cut_objective, level.fixed < 0)
+        sides = refine(level.hypergraph, sides, 2, max_weights, config.label_propagation, config.fm, cut_objective,
+                       level.fixed < 0)
     return sides
 
 

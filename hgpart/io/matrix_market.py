@@ -14,7 +14,7 @@ from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph, Hypergraph
 from .files import atomic_output
 from .text import write_rows
-from .tokens import tokenize
+from .tokens import shown, tokenize
 
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "integer", "pattern", "double")
@@ -27,18 +27,19 @@ def _banner(data: bytes, file: str):
     first = data.split(b"\n", 1)[0]
     if not first.lower().startswith(b"%%matrixmarket"):
         raise InputError("bad Matrix Market banner: the first line must start with %%MatrixMarket", file, 1)
-    words = first.decode("ascii", errors="replace").lower().split()
+    words = first.decode("latin-1").lower().split()
     if len(words) != 5 or words[1] != "matrix":
         raise InputError("bad Matrix Market banner: expected '%%MatrixMarket matrix FORMAT FIELD SYMMETRY'", file, 1)
     layout, field, symmetry = words[2:]
+    layout_shown, field_shown, symmetry_shown = (shown(word.encode("latin-1")) for word in words[2:])
     if field in ("complex",) or symmetry == "hermitian":
         raise InputError("complex matrices are not supported", file, 1)
     if layout not in FORMATS:
-        raise InputError(f"bad Matrix Market header: unknown format {layout!r} (coordinate or array)", file, 1)
+        raise InputError(f"bad Matrix Market header: unknown format {layout_shown} (coordinate or array)", file, 1)
     if field not in FIELDS:
-        raise InputError(f"bad Matrix Market header: unknown field {field!r} (real, integer or pattern)", file, 1)
+        raise InputError(f"bad Matrix Market header: unknown field {field_shown} (real, integer or pattern)", file, 1)
     if symmetry not in SYMMETRIES:
-        raise InputError(f"bad Matrix Market header: unknown symmetry {symmetry!r}", file, 1)
+        raise InputError(f"bad Matrix Market header: unknown symmetry {symmetry_shown}", file, 1)
     if layout == "array" and field == "pattern":
         raise InputError("bad Matrix Market header: an array cannot be a pattern", file, 1)
     return layout, field, symmetry

@@ -189,6 +189,16 @@ class Tokens:
         return self.values[begin:end].astype(np.int64)
 
 
+SHOWN_BYTES = 24  # an error message quotes at most this many bytes of what it found
+
+
+def shown(raw: bytes) -> str:
+    """Bytes found in an input, quoted for a one-line message: control and non-ASCII bytes escaped (``\\x00``),
+    cut after SHOWN_BYTES bytes (``...``), so binary junk never reaches the terminal raw."""
+    text = ascii(raw[:SHOWN_BYTES].decode("latin-1"))
+    return text + "..." if len(raw) > SHOWN_BYTES else text
+
+
 def _show(value: float) -> str:
     return repr(float(value)).removesuffix(".0") if np.isfinite(value) else str(value)
 
@@ -205,12 +215,13 @@ def tokenize(data: bytes, file: str, comment_chars: bytes = b"%", separator: byt
                                                       empty_f, empty_b, empty_i, empty_i, empty_u)
     if code != ERR_NONE:
         end = offset
-        while end < len(data) and end - offset < 40 and data[end:end + 1] not in (b" ", b"\t", b"\n", b"\r", b","):
+        while end < len(data) and end - offset <= SHOWN_BYTES and data[end:end + 1] not in (b" ", b"\t", b"\n",
+                                                                                          b"\r", b","):
             end += 1
-        text = data[offset:end].decode("ascii", errors="replace")
+        text = shown(data[offset:end])
         if code == ERR_TOO_LARGE:
-            raise InputError(f"number {text!r} is too large", file, line)
-        raise InputError(f"expected a number, found {text!r}", file, line)
+            raise InputError(f"number {text} is too large", file, line)
+        raise InputError(f"expected a number, found {text}", file, line)
     values = np.empty(num_tokens, np.float64)
     is_int = np.empty(num_tokens, np.bool_)
     line_first = np.empty(num_lines + 1, np.int64)

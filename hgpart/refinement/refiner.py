@@ -5,17 +5,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..config import RefinementConfig
+from ..config import FMConfig, LabelPropagationConfig
 from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
-from .fm import fm, fm_passes
+from .fm import fm as run_fm
+from .fm import fm_passes
 from .gains import apply_move, best_move, compute_pin_counts, pin_counts_serial
 from .label_propagation import label_propagation_parallel, label_propagation_serial
 
 
-def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig = RefinementConfig(),
+def refine(hypergraph, partition, k, max_block_weights, label_propagation=LabelPropagationConfig(), fm=FMConfig(),
            cut_objective: bool = False, movable=None) -> np.ndarray:
-    """Label propagation, then FM, on one level. Returns the refined partition (a new array).
+    """Label propagation, then k-way FM, on one level (host arrays). Returns the refined partition (a new
+    array).
 
     Small hypergraphs (and one-thread callers, such as the initial partitioning's workers) take
     :func:`refine_serial`, one call that holds no lock; the result is the same either way.
@@ -25,6 +27,10 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     partition : int32[n]
     max_block_weights : int64[k]
         Upper bound of each block's weight; moves never exceed it.
+    label_propagation : LabelPropagationConfig
+    fm : FMConfig
+    cut_objective : bool
+        Minimise the cut instead of km1.
     movable : bool[n] or None
         False for fixed vertices.
     """
@@ -34,18 +40,18 @@ def refine(hypergraph, partition, k, max_block_weights, config: RefinementConfig
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
     if runs_serially(h.num_pins):
         refine_serial(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
-                      h.vertex_weights, partition, max_block_weights, k, movable, cut_objective, config.lp_rounds,
-                      config.fm_passes, config.fm_fruitless_moves, config.max_update_net_size,
-                      float(config.fm_min_improvement))
+                      h.vertex_weights, partition, max_block_weights, k, movable, cut_objective,
+                      label_propagation.rounds, fm.passes, fm.fruitless_moves, fm.max_update_net_size,
+                      float(fm.min_improvement))
         return partition
     pin_counts = compute_pin_counts(h.net_offsets, h.pin_vertices, partition, k)
     block_weights = scatter_sum(partition, h.vertex_weights, k)
-    if config.lp_rounds:
+    if label_propagation.rounds:
         label_propagation_parallel(h, partition, pin_counts, block_weights, max_block_weights, k, movable,
-                                   cut_objective, config.lp_rounds)
-    if config.fm_passes:
-        fm(h, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, config.fm_passes,
-           config.fm_fruitless_moves, config.max_update_net_size, config.fm_min_improvement)
+                                   cut_objective, label_propagation.rounds)
+    if fm.passes:
+        run_fm(h, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fm.passes,
+               fm.fruitless_moves, fm.max_update_net_size, fm.min_improvement)
     return partition
 
 

@@ -1,0 +1,114 @@
+"""The placement policy of one partition: where each level of the V-cycle is coarsened, which refiners run on
+each level, how the initial partitioning is set up, how many extra V-cycles run and what the host does at the
+end. Every size threshold that picks a place or an algorithm lives here (its values in
+:class:`~hgpart.config.PolicyConfig`); the driver, :mod:`hgpart.multilevel`, only follows it.
+
+Two paths:
+
+- ``cpu``: every level on the host; label propagation and k-way FM on every level; ``v_cycles`` extra V-cycles.
+- ``gpu``: the hierarchy is kept on the device; levels of at most ``host_level_max_pins`` pins are coarsened on
+  the host (launches would cost more than the work) and their coarse levels go to the device; Jet-style
+  rounds refine every level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
+  k-way FM also refines, after Jet, every coarser level of at most ``host_fm_level_fraction`` of the input's
+  pins (Jet's single moves stall on levels of big nets, FM's move sequences do not), then the input at the
+  end, and the extra V-cycles run; on larger inputs, for km1, pairwise FM ends the run instead, where cut nets
+  span many blocks, and the initial portfolio is cut down (``large_input_*``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from .config import PartitionConfig
+
+HOST, DEVICE = "host", "device"
+PATHS = ("cpu", "gpu")
+
+LABEL_PROPAGATION_FM = "label propagation + FM"  # the host's refiners, on host levels
+JET = "jet"                                       # Jet-style rounds where the level is kept
+HOST_FM = "host FM"                               # k-way FM on the host after Jet (no label propagation)
+PAIR_FM = "pairwise FM"                           # 2-way FM on block pairs, on the host, at the end
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Decisions for one partition of an input of ``input_pins`` pins on ``path`` (``cpu`` or ``gpu``).
+
+    Attributes
+    ----------
+    config : PartitionConfig
+    path : str
+    input_pins : int
+    """
+
+    config: PartitionConfig
+    path: str
+    input_pins: int
+
+    def __post_init__(self):
+        if self.path not in PATHS:
+            raise ValueError(f"unknown path {self.path!r} (cpu or gpu)")
+
+    @property
+    def levels_kept(self) -> str:
+        """Where the hierarchy's levels live and are refined: ``host`` or ``device``."""
+        return DEVICE if self.path == "gpu" else HOST
+
+    @property
+    def small_input(self) -> bool:
+        """GPU path: an input small enough for extra V-cycles and the host's k-way FM."""
+        return self.input_pins <= self.config.policy.device_v_cycle_max_pins
+
+    def coarsened_on(self, level_pins: int) -> str:
+        """Where a level of ``level_pins`` pins is coarsened (its map and contraction)."""
+        if self.path == "gpu" and level_pins > self.config.policy.host_level_max_pins:
+            return DEVICE
+        return HOST
+
+    def initial_config(self, coarsest_pins: int) -> PartitionConfig:
+        """The config of the initial partitioning of a coarsest level of ``coarsest_pins`` pins: on the GPU
+        path of large inputs, fewer FM candidates and shorter FM passes; on a coarsest level of more than
+        ``pin_budget / 20`` pins, FM passes that stop once they gain little."""
+        config, policy = self.config, self.config.policy
+        if self.path == "gpu" and not self.small_input:
+            config = replace(config, initial=replace(config.initial, fm_candidates=policy.large_input_fm_candidates),
+                             fm=replace(config.fm, fruitless_moves=policy.large_input_fm_fruitless_moves))
+        if coarsest_pins > config.initial.pin_budget // 20:
+            config = replace(config, fm=replace(config.fm, min_improvement=policy.initial_fm_min_improvement))
+        return config
+
+    def level_refiners(self, level_pins: int) -> tuple:
+        """The refiners of a level of ``level_pins`` pins, in order (the input's last refiner is
+        :meth:`final_refiner`)."""
+        if self.path == "cpu":
+            return (LABEL_PROPAGATION_FM,)
+        return (JET, HOST_FM) if self.host_fm_on_level(level_pins) else (JET,)
+
+    def host_fm_on_level(self, level_pins: int) -> bool:
+        """GPU path: whether the host's k-way FM refines a coarser level of ``level_pins`` pins after Jet."""
+        policy = self.config.policy
+        return (self.path == "gpu" and policy.host_fm and self.small_input and level_pins < self.input_pins
+                and level_pins <= policy.host_fm_level_fraction * self.input_pins)
+
+    def jet_tolerance(self, is_input: bool) -> float:
+        """Jet's c on the input level and on the coarser ones."""
+        return self.config.jet.tolerance_fine if is_input else self.config.jet.tolerance_coarse
+
+    @property
+    def v_cycles(self) -> int:
+        """Extra V-cycles after the first."""
+        if self.path == "gpu" and not self.small_input:
+            return 0
+        return self.config.policy.v_cycles
+
+    @property
+    def final_refiner(self) -> str | None:
+        """What refines the input once more on the host at the end: k-way FM (GPU path, small inputs),
+        pairwise FM (GPU path, large inputs, km1; it checks the connectivity itself), or nothing."""
+        if self.path != "gpu" or not self.config.policy.host_fm:
+            return None
+        if self.small_input:
+            return HOST_FM
+        if self.config.objective == "cut" or not self.config.pair_fm.sweeps:
+            return None
+        return PAIR_FM
