@@ -15,6 +15,7 @@ from hgpart.config import CoarseningConfig, make_config
 from hgpart.io import read_hypergraph
 from hgpart.metrics import evaluate, max_block_weight
 from hgpart.multilevel import partition
+from hgpart.policy import Policy
 from hgpart.initial.bisection import greedy_bisection, label_propagation_bisection
 from hgpart.refinement.fm import fm
 from hgpart.hypergraph import scatter_sum
@@ -112,7 +113,8 @@ def test_isolated_vertices_pair_up_so_coarsening_shrinks():
     assert count < 0.6 * 14_000, count
     assert np.bincount(cluster, weights=hypergraph.vertex_weights).max() <= max_weight
     hierarchy = coarsen(hypergraph, 2, CoarseningConfig(), 0.03, None)
-    assert hierarchy.coarsest.num_vertices < 2_000, hierarchy.coarsest.num_vertices
+    coarsest = hierarchy.coarsest.hypergraph
+    assert coarsest.num_vertices < 2_000, coarsest.num_vertices
 
 
 def test_matching_pairs_are_mutual_best_choices():
@@ -174,10 +176,10 @@ def test_flat_bisections_equal_plain_models(seed, algorithm):
 def test_coarsening_stops_at_the_contraction_limit():
     hypergraph = read_hypergraph(IBM01)
     hierarchy = coarsen(hypergraph, 2)
-    sizes = [level.hypergraph.num_vertices for level in hierarchy.levels] + [hierarchy.coarsest.num_vertices]
+    sizes = [level.hypergraph.num_vertices for level in hierarchy.levels] + [hierarchy.coarsest.hypergraph.num_vertices]
     assert sizes[0] == 12752 and all(a > b for a, b in zip(sizes, sizes[1:]))
     assert sizes[-1] <= 320 or sizes[-1] > 0.99 * sizes[-2] or sizes[-2] > 320
-    assert hierarchy.coarsest.vertex_weights.max() <= -(-12752 // 320)
+    assert hierarchy.coarsest.hypergraph.vertex_weights.max() <= -(-12752 // 320)
     for level in hierarchy.levels:
         assert level.cluster.shape[0] == level.hypergraph.num_vertices
 
@@ -317,7 +319,7 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
     """Within the budget the portfolio runs in full; over it, one run per algorithm and one FM candidate
     (the arguments of its one-call form, _portfolio_serial: the run seeds and the FM candidates, which the
     njit code takes as given; its equality with the threaded runs is tested below)."""
-    from hgpart.config import InitialConfig, RefinementConfig
+    from hgpart.config import FMConfig, InitialConfig, LabelPropagationConfig
     from hgpart.initial import portfolio
 
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
@@ -335,13 +337,13 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
         calls.clear()
         config = InitialConfig(runs=3, fm_candidates=6, pin_budget=budget)
         sides = portfolio.bisect(hypergraph, [half + 500, half + 500], half, fixed_side, 0, config,
-                                 RefinementConfig(), False)
+                                 LabelPropagationConfig(), FMConfig(), False)
         assert calls == [(runs, fm_runs)], budget
         assert np.bincount(sides, weights=hypergraph.vertex_weights, minlength=2).max() <= half + 500
 
 
 def test_initial_fm_threshold_only_on_coarsest_levels_with_many_pins(monkeypatch):
-    """_initial hands FM the relative improvement threshold only where the coarsest level has more than
+    """The policy hands the initial partitioning's FM the relative improvement threshold only where the coarsest level has more than
     pin_budget / 20 pins."""
     from dataclasses import replace
 
@@ -352,7 +354,7 @@ def test_initial_fm_threshold_only_on_coarsest_levels_with_many_pins(monkeypatch
     initial_partition = multilevel.initial_partition
 
     def recording(coarsest, k, epsilon, config, *args):
-        seen.append(config.refinement.fm_min_improvement)
+        seen.append(config.fm.min_improvement)
         return initial_partition(coarsest, k, epsilon, config, *args)
 
     monkeypatch.setattr(multilevel, "initial_partition", recording)
@@ -360,8 +362,8 @@ def test_initial_fm_threshold_only_on_coarsest_levels_with_many_pins(monkeypatch
     for pin_budget in (hypergraph.num_pins * 20, hypergraph.num_pins * 20 - 20):
         config = make_config(2, 0.03, "km1", 0)
         config = replace(config, initial=replace(config.initial, pin_budget=pin_budget, runs=1))
-        multilevel._initial(hypergraph, None, 2, 0.03, bounds, config, False)
-    assert seen == [0.0, config.initial.fm_min_improvement] and seen[1] > 0
+        multilevel.initial_partitioning(hypergraph, None, bounds, Policy(config, "cpu", hypergraph.num_pins))
+    assert seen == [0.0, config.policy.initial_fm_min_improvement] and seen[1] > 0
 
 
 @settings(max_examples=60, deadline=None)
@@ -426,10 +428,10 @@ def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
 
 
 def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkeypatch):
-    """_initial runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the caller's
-    count, and on the GPU path refines gpu_fm_candidates runs by FM where the input has more than
-    gpu_v_cycle_max_pins pins (else fm_candidates), their FM passes then stopping after gpu_fm_fruitless_moves
-    fruitless moves; the partition is the same on any number of numba threads and of recursion threads
+    """The initial partitioning runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the
+    caller's count, and on the GPU path refines large_input_fm_candidates runs by FM where the input has more
+    than device_v_cycle_max_pins pins (else fm_candidates), their FM passes then stopping after
+    large_input_fm_fruitless_moves fruitless moves; the partition is the same on any number of numba threads and of recursion threads
     (whose halves run on one numba thread each)."""
     from dataclasses import replace
 
@@ -444,25 +446,26 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
     seen = {"threads": [], "fm": [], "fruitless": set()}
     bisect = recursive.bisect
 
-    def watching_bisect(*args):  # (hypergraph, max_weights, target0, fixed_side, seed, initial, refinement, ...)
+    def watching_bisect(*args):  # (hypergraph, max_weights, target0, fixed_side, seed, initial, lp, fm, ...)
         seen["threads"].append(numba.get_num_threads())
         seen["fm"].append(args[5].fm_candidates)
-        seen["fruitless"].add(args[6].fm_fruitless_moves)
+        seen["fruitless"].add(args[7].fruitless_moves)
         return bisect(*args)
 
     monkeypatch.setattr(recursive, "bisect", watching_bisect)
     before = numba.get_num_threads()
     config = make_config(k, seed=3)
     results = []
-    large = config.refinement.gpu_v_cycle_max_pins + 1
+    large = config.policy.device_v_cycle_max_pins + 1
     for per_thread, device, workers, input_pins in ((10**9, "cpu", 1, large), (1, "cpu", 1, 0),
                                                     (10**9, "gpu", 1, large), (1, "cpu", 3, 0),
                                                     (10**9, "gpu", 1, large - 1)):
         seen.update(threads=[], fm=[], fruitless=set())
         config = replace(config, initial=replace(config.initial, pins_per_thread=per_thread, fm_candidates=7,
-                                                 gpu_fm_candidates=2, gpu_fm_fruitless_moves=17,
-                                                 recursion_threads=workers))
-        blocks = multilevel._initial(hypergraph, None, k, 0.03, bounds, config, False, device, input_pins)
+                                                 recursion_threads=workers),
+                         policy=replace(config.policy, large_input_fm_candidates=2, large_input_fm_fruitless_moves=17))
+        path = "gpu" if device == "gpu" else "cpu"
+        blocks = multilevel.initial_partitioning(hypergraph, None, bounds, Policy(config, path, input_pins))
         assert numba.get_num_threads() == before
         # three bisections for k = 4: the first on the caller's (capped) threads, the halves on one each
         # with several workers
@@ -470,7 +473,7 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
         assert seen["threads"] == [first] + [first if workers == 1 else 1] * 2, (per_thread, workers)
         fewer = device == "gpu" and input_pins == large
         assert seen["fm"] == [2 if fewer else 7] * 3
-        assert seen["fruitless"] == {17 if fewer else config.refinement.fm_fruitless_moves}
+        assert seen["fruitless"] == {17 if fewer else config.fm.fruitless_moves}
         if not fewer:
             results.append(blocks)
     for blocks in results[1:]:
@@ -587,10 +590,10 @@ def test_portfolio_in_one_serial_call_equals_the_threaded_runs(monkeypatch):
             for cut_objective in (False, True):
                 with monkeypatch.context() as patch:  # the threads take the runs one by one
                     patch.setattr(portfolio, "_portfolio_serial", None)
-                    threaded = bisect(hypergraph, bounds, total // 2, fixed, trial + 1, initial, config.refinement,
-                                      cut_objective, 3)
-                one = bisect(hypergraph, bounds, total // 2, fixed, trial + 1, initial, config.refinement,
-                             cut_objective, 1)
+                    threaded = bisect(hypergraph, bounds, total // 2, fixed, trial + 1, initial,
+                                      config.label_propagation, config.fm, cut_objective, 3)
+                one = bisect(hypergraph, bounds, total // 2, fixed, trial + 1, initial, config.label_propagation,
+                             config.fm, cut_objective, 1)
                 np.testing.assert_array_equal(one, threaded)
                 assert np.all(one[fixed >= 0] == fixed[fixed >= 0])
 
@@ -601,7 +604,7 @@ def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
     import numba
 
     from hgpart import parallel
-    from hgpart.config import RefinementConfig
+    from hgpart.config import FMConfig, LabelPropagationConfig
     from hgpart.refinement import refine
     from hgpart.refinement.label_propagation import _move_order
 
@@ -620,14 +623,15 @@ def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
     threads = numba.get_num_threads()
     numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
     try:
-        for config in (RefinementConfig(fm_passes=0), RefinementConfig(lp_rounds=2, fm_passes=2)):
+        for config in ((LabelPropagationConfig(), FMConfig(passes=0)),
+                       (LabelPropagationConfig(rounds=2), FMConfig(passes=2))):
             for cut_objective in (False, True):
-                serial = refine(hypergraph, blocks, k, bounds, config, cut_objective, movable)
+                serial = refine(hypergraph, blocks, k, bounds, *config, cut_objective, movable)
                 with monkeypatch.context() as patch:
                     patch.setattr(parallel, "SERIAL_BELOW", 0)
                     assert parallel.pick(1, "serial", "parallel") == ("parallel" if numba.get_num_threads() > 1
                                                                      else "serial")
-                    parallel_result = refine(hypergraph, blocks, k, bounds, config, cut_objective, movable)
+                    parallel_result = refine(hypergraph, blocks, k, bounds, *config, cut_objective, movable)
                 np.testing.assert_array_equal(serial, parallel_result)
                 assert np.all(serial[~movable] == blocks[~movable])
                 before, after = evaluate(hypergraph, blocks, k), evaluate(hypergraph, serial, k)
