@@ -387,3 +387,18 @@ def test_fuzzed_files_give_a_result_or_one_clean_error(kind, position, length, i
         assert text.startswith("fuzz") and "\n" not in text
         return
     assert result is not None
+
+
+@pytest.mark.parametrize("junk", [b"\x00\x1b[2J\xff\xfe" * 60, b"%%MatrixMarket matrix coordinate \x1b[2J\xff" + b"x" * 300
+                                  + b" general\n1 1 1\n1 1 1\n"])
+def test_binary_junk_is_quoted_escaped_and_cut_short(tmp_path, junk):
+    """What an error message quotes from the input is escaped (no raw control or non-ASCII bytes reach the
+    terminal) and cut short."""
+    path = tmp_path / ("junk.mtx" if junk.startswith(b"%%") else "junk.hgr")
+    path.write_bytes(junk)
+    with pytest.raises(InputError) as error:
+        read_hypergraph(str(path))
+    message = str(error.value)
+    assert message.isascii() and message.isprintable(), message
+    assert "\\x1b" in message and "..." in message, message
+    assert len(message) < len(str(path)) + 120, message
