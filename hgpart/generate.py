@@ -3,11 +3,11 @@
 Hypergraphs (row-net model: nets are rows, vertices are columns):
 
 * ``long-tailed``: power-law vertex degrees (Pareto, exponent 2, at least 5 nets per vertex), like the
-  flickr/wikipedia matrices of seed 000 Table II.
+  flickr/wikipedia matrices of Table II of Cheng, Cho and Yoon (IEEE HPEC 2015).
 * ``evenly``: evenly connected, log-normal degrees with median 5 and at most 250 (like stanford).
 * ``grid``: the row-net hypergraph of a 2-D 5-point stencil on a side x side grid (n = side^2).
 * ``uniform``: m = n random nets of ``d`` distinct vertices each.
-* ``synthetic``: seed 000's matrix, N x N whose first N/700 columns each hold N/7 random nonzeros
+* ``synthetic``: that paper's synthetic matrix, N x N whose first N/700 columns each hold N/7 random nonzeros
   (N = 700,000: 1,000 columns x 100,000 nonzeros, 100M pins).
 
 Graphs: ``rmat`` (R-MAT, a=0.57 b=c=0.19) and ``gnm`` (G(n, m)), optionally weighted.
@@ -62,7 +62,7 @@ def _random_targets(degrees, offsets, num_targets, seed, distinct):
 
 @numba.njit(cache=True, parallel=True)
 def _distinct_large(num_columns, per_column, num_rows, seed):
-    """Seed 000's synthetic columns: per column ``per_column`` distinct random rows (bitmap rejection)."""
+    """The synthetic matrix's columns: per column ``per_column`` distinct random rows (bitmap rejection)."""
     targets = np.empty(num_columns * per_column, dtype=np.int32)
     for c in numba.prange(num_columns):
         np.random.seed(seed * 1000003 + c)
@@ -133,7 +133,7 @@ def uniform(n: int, seed: int = 0, d: int = 4, num_nets: int | None = None) -> H
 
 
 def synthetic(n: int = 700_000, seed: int = 0) -> Hypergraph:
-    """Seed 000's synthetic matrix: first n // 700 columns each hold n // 7 distinct random rows."""
+    """Cheng, Cho and Yoon's synthetic matrix (Sec. VI): first n // 700 columns each hold n // 7 distinct random rows."""
     heavy = max(1, n // 700)
     per_column = max(1, n // 7)
     nets = _distinct_large(heavy, per_column, n, seed)

@@ -239,7 +239,7 @@ class Hypergraph:
     def from_sparse(cls, matrix, model: str = "row-net") -> "Hypergraph":
         """Build from a ``scipy.sparse`` matrix.
 
-        ``row-net`` (default, seed 000): rows are nets and columns are vertices.
+        ``row-net`` (default, as in Cheng, Cho and Yoon 2015): rows are nets and columns are vertices.
         ``column-net``: columns are nets and rows are vertices.
         """
         import scipy.sparse as sp

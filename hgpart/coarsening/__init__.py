@@ -1,4 +1,4 @@
-"""Coarsening (seed 000 Fig. 2 lines 5-6): rate -> match -> contract, level by level."""
+"""Coarsening (Cheng, Cho and Yoon 2015, Fig. 2 lines 5-6): rate -> match -> contract, level by level."""
 
 from .coarsener import Hierarchy, Level, coarsen
 

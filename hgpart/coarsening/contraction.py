@@ -1,4 +1,5 @@
-"""Apply-coarsening (seed 000 Eq. 3-4): e'_i = { f(v) : v in e_i }, w'(e'_i) = w(e_i).
+"""Apply-coarsening, e'_i = { f(v) : v in e_i }, w'(e'_i) = w(e_i) (Eq. 3-4 of L. Cheng, H. Cho and P. Yoon,
+"An Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015).
 
 Pins are mapped and merged, nets left with fewer than two pins are dropped (they can never be cut),
 identical nets are merged with their weights added, and vertex weights add up. None of this changes
@@ -64,7 +65,7 @@ def _net_hashes_parallel(offsets, pins):
 @numba.njit(cache=True, nogil=True)
 def _stable_order(hashes):
     """``np.argsort(hashes, kind="stable")`` (int64[m]) by a least-significant-digit radix sort of the uint64
-    hashes, eight passes of 8 bits (numba's mergesort took 9-10 ms on 117k nets, this 3)."""
+    hashes, eight passes of 8 bits: about three times faster than numba's mergesort on such keys."""
     m = hashes.shape[0]
     order = np.arange(m)
     keys = hashes.copy()

@@ -137,7 +137,7 @@ def _array_positions(rows: int, cols: int, symmetry: str):
 
 
 def parse_mtx_hypergraph(data: bytes, file: str, model: str = "row-net") -> Hypergraph:
-    """Row-net model by default: rows are nets, columns are vertices (seed 000)."""
+    """Row-net model by default: rows are nets, columns are vertices (Cheng, Cho and Yoon 2015)."""
     return Hypergraph.from_sparse(parse_matrix(data, file), model=model)
 
 

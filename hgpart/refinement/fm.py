@@ -1,4 +1,5 @@
-"""k-way Fiduccia-Mattheyses (seed 000 Sec. II-B) for km1 or cut, with rollback to the best prefix.
+"""k-way Fiduccia-Mattheyses (C. M. Fiduccia and R. M. Mattheyses, "A linear-time heuristic for improving
+network partitions", DAC 1982) for km1 or cut, with rollback to the best prefix.
 
 A pass keeps every movable boundary vertex in a max-heap keyed by its best gain among adjacent blocks
 that can take it; it repeatedly moves the top vertex (each vertex at most once per pass, even if the
