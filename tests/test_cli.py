@@ -289,14 +289,19 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
     class OutOfMemoryError(MemoryError):  # what CuPy raises, by name
         pass
 
-    def exhausted(*args, **kwargs):
-        raise OutOfMemoryError("Out of memory allocating 8,000,000,000 bytes")
+    real_v_cycles = hgpart.multilevel._v_cycles
+
+    def exhausted(hypergraph, max_weights, policy, *args):
+        if policy.path == "gpu":
+            raise OutOfMemoryError("Out of memory allocating 8,000,000,000 bytes")
+        return real_v_cycles(hypergraph, max_weights, policy, *args)
 
     monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)
     monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
     monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda objective="km1", device="cpu", input_pins=None: 0.0)
-    monkeypatch.setattr(hgpart.multilevel, "_v_cycle_on_device", exhausted)
+    monkeypatch.setattr(hgpart.multilevel, "_v_cycles", exhausted)
     monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: None)
+    monkeypatch.setattr("hgpart.cuda.arrays.reset_device_memory_peak", lambda: None)
     output = tmp_path / "ibm01.part.2"
     result = run("partition", IBM01, "-k", 2, "--device", "gpu", "-o", output)
     assert_one_line_error(result, "the GPU ran out of memory", "--device cpu")
@@ -304,6 +309,6 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
     result = run("partition", IBM01, "-k", 2, "--device", "auto", "-o", output, "--json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["device"] == "cpu" and output.exists()
-    assert "ran out of memory" in result.stderr and "running on the CPU" in result.stderr
+    assert "ran out of memory" in result.stderr and "ran on the CPU" in result.stderr
     monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: 1000)  # Phi alone does not fit
     assert_one_line_error(run("partition", IBM01, "-k", 2, "--device", "gpu", "-o", output), "GB free")

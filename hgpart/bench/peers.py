@@ -3,8 +3,7 @@
 Each peer reads an hMetis file (the bench writes one when the input is in another format or gzipped)
 and returns (partition, seconds). Missing peers are reported, never fatal. :func:`run_peer` runs a peer in
 a child process (``python -m hgpart.bench.peers``), so that its thread pool (TBB) and numba's never share
-one process: on the H100 machine, hgpart's GPU path on grid 1M (k = 2, 8, 32, 128, medians of 3) took
-14-33% longer when Mt-KaHyPar had run in the same process (k = 8: 1.37 s, against 1.10 s).
+one process, where Mt-KaHyPar's pool slowed hgpart's later runs (measured in docs/tuning.md, "Benchmarks").
 """
 
 from __future__ import annotations

@@ -146,3 +146,35 @@ def comparison(records: list[Record], peer: str) -> dict:
             "time_ratio_geomean": float(np.exp(np.mean(np.log(time_ratios)))),
             "hgpart_imbalanced": sum(not ours[key].balanced for key in keys),
             "peer_imbalanced": sum(not theirs[key].balanced for key in keys)}
+
+
+def ratio(ours: Record, theirs: Record, attribute: str) -> float:
+    """ours / theirs of ``attribute`` (km1 and cut floored at 1, seconds at 1e-9)."""
+    floor = 1e-9 if attribute == "seconds" else 1
+    return max(getattr(ours, attribute), floor) / max(getattr(theirs, attribute), floor)
+
+
+def cell_table(records: list[Record], objective: str, tools: list[str], peers: list[str]):
+    """(columns, rows) of a partition bench, a row per (instance, k): each tool's objective, seconds and
+    imbalance ("skipped" where it did not run), then hgpart's objective and time ratios against each peer."""
+    columns = ["instance", "k"] + [f"{tool} {what}" for tool in tools for what in (objective, "s", "imb")]
+    columns += [f"{objective} / {peer}" for peer in peers] + [f"s / {peer}" for peer in peers]
+    cells = {(r.instance, r.k, r.tool): r for r in records}
+    rows = []
+    for instance, k in dict.fromkeys((r.instance, r.k) for r in records):
+        row = [instance, k]
+        for tool in tools:
+            r = cells[(instance, k, tool)]
+            row += ["skipped", "-", "-"] if r.skipped else [getattr(r, objective), r.seconds, r.imbalance]
+        ours = cells[(instance, k, "hgpart")]
+        for attribute in (objective, "seconds"):
+            for peer in peers:
+                theirs = cells[(instance, k, peer)]
+                row.append("-" if theirs.skipped else ratio(ours, theirs, attribute))
+        rows.append(row)
+    return columns, rows
+
+
+def records_from_json(rows: list[dict]) -> list[Record]:
+    """The records of a saved report (``report["records"]``) as Record objects."""
+    return [Record(**row) for row in rows]

@@ -72,8 +72,8 @@ def prepare_uploads() -> None:
 
 def to_device(array):
     """A host array on the device (one copy). An array of more than STAGE_MIN bytes goes in pieces through two
-    pinned buffers, filled by all cores while the other one's piece crosses: a copy from pageable memory ran
-    at 1.4 GB/s on the H100 machine, one from pinned memory at 50 GB/s."""
+    pinned buffers, filled by all cores while the other one's piece crosses: copies from pinned memory are many
+    times faster than from pageable memory."""
     if SIMULATED:
         return np.ascontiguousarray(array)
     import cupy
@@ -111,8 +111,7 @@ def launch(kernel, shape, *arguments) -> None:
     CuPy arrays, numba device arrays and host scalars, at a fraction of numba's cost.
 
     numba's dispatcher types every argument at each launch and converts each CuPy array into a numba
-    array, with a synchronisation of the stream: on the H100 machine 48 us for a launch with five ready
-    numba views, 240 us with five CuPy arrays (0.2-1.2 ms for the GPU refinement's kernels). The first
+    array, with a synchronisation of the stream, which costs several times the launch itself. The first
     launch of a kernel with a given kind of arguments (dtype and dimensions of C-ordered arrays, the type
     of scalars) goes through numba, which compiles the kernel or finds it; later ones pack the arguments as
     numba's ``_Kernel.launch`` does and launch that compiled kernel directly. Arguments of other kinds
@@ -279,8 +278,7 @@ def _tracking_malloc(size: int):
 
 def reset_device_memory_peak() -> None:
     """Measure :func:`device_memory_peak` from here: the bytes CuPy's arrays use now. The pool keeps its cached
-    blocks: returning them (as until 2026-11-24) made every allocation of the next partition a cudaMalloc,
-    which cost grid 1M about 40 ms of its GPU path on the H100 machine."""
+    blocks: returning them would make every allocation of the next partition a cudaMalloc."""
     if SIMULATED:
         return
     cupy = xp()
