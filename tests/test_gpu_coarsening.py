@@ -6,7 +6,7 @@ from numba import cuda, int32, uint32  # module globals: the simulator swaps ``c
 
 from hgpart import Hypergraph, generate
 from hgpart.coarsening.matching import compute_clustering
-from hgpart.config import CoarseningConfig
+from hgpart.config import CoarseningConfig, PolicyConfig
 from hgpart.io import read_hypergraph
 
 from .conftest import DATA
@@ -50,12 +50,25 @@ PLAIN_KERNEL_SIGNATURES = {
 }
 
 
+def coarsening_kernel(name):
+    """The kernel ``name`` of hgpart.coarsening.gpu, from whichever of its modules defines it."""
+    import importlib
+    import pkgutil
+
+    from hgpart.coarsening import gpu
+
+    for module in pkgutil.iter_modules(gpu.__path__):
+        kernel = getattr(importlib.import_module(f"{gpu.__name__}.{module.name}"), name, None)
+        if kernel is not None:
+            return kernel
+    raise LookupError(name)
+
+
 @pytest.mark.parametrize("name", sorted(KERNEL_SIGNATURES))
 def test_matching_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from hgpart.coarsening import gpu_matching
 
-    ptx, _ = cuda.compile_ptx(getattr(gpu_matching, name).py_func, KERNEL_SIGNATURES[name], cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(coarsening_kernel(name).py_func, KERNEL_SIGNATURES[name], cc=(9, 0))
     assert ".entry" in ptx
     if name not in ("mutual_kernel", "heavy_best_kernel", "heavy_listed_kernel"):
         assert "atom" in ptx and "shfl.sync" in ptx  # hash-table atomics and warp shuffles
@@ -68,9 +81,8 @@ def test_matching_kernels_compile_to_ptx(name):
 @pytest.mark.parametrize("name", sorted(PLAIN_KERNEL_SIGNATURES))
 def test_level_set_up_and_joining_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from hgpart.coarsening import gpu_matching
 
-    ptx, _ = cuda.compile_ptx(getattr(gpu_matching, name).py_func, PLAIN_KERNEL_SIGNATURES[name], cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(coarsening_kernel(name).py_func, PLAIN_KERNEL_SIGNATURES[name], cc=(9, 0))
     assert ".entry" in ptx
     if name in ("pair_roots_kernel", "vertex_work_kernel"):
         assert "atom.shared.add" in ptx and "bar.sync" in ptx  # counted per block, then one global atomic
@@ -78,21 +90,21 @@ def test_level_set_up_and_joining_kernels_compile_to_ptx(name):
 
 def test_contraction_and_primitive_kernels_compile_to_ptx():
     cuda = pytest.importorskip("numba.cuda")
-    from hgpart.coarsening import gpu_contraction
+    from hgpart.coarsening.gpu import contraction
     from hgpart.cuda import primitives
 
     two_rows = "int64[:, ::1]"
-    for kernel, signature in ((gpu_contraction.pin_keys_kernel, "void(int64[:], int32[:], int32[:], int64[:])"),
-                              (gpu_contraction.distinct_pins_kernel, "void(int64[:], int64[:])"),
-                              (gpu_contraction.net_sizes_kernel, f"void(int64[:], int64[:], {two_rows})"),
-                              (gpu_contraction.write_kept_kernel,
+    for kernel, signature in ((contraction.pin_keys_kernel, "void(int64[:], int32[:], int32[:], int64[:])"),
+                              (contraction.distinct_pins_kernel, "void(int64[:], int64[:])"),
+                              (contraction.net_sizes_kernel, f"void(int64[:], int64[:], {two_rows})"),
+                              (contraction.write_kept_kernel,
                                f"void(int64[:], int64[:], int64[:], int64[:], {two_rows}, int64[:], int32[:], "
                                "int64[:], int64[:], int64[:])"),
-                              (gpu_contraction.net_hash_kernel, "void(int64[:], int32[:], uint64[:])"),
-                              (gpu_contraction.merge_kernel,
+                              (contraction.net_hash_kernel, "void(int64[:], int32[:], uint64[:])"),
+                              (contraction.merge_kernel,
                                "void(int64[:], uint64[:], int64[:], int32[:], int64[:], int64[:], int64[:], int64[:])"),
-                              (gpu_contraction.unique_sizes_kernel, f"void(int64[:], int64[:], {two_rows})"),
-                              (gpu_contraction.write_unique_kernel,
+                              (contraction.unique_sizes_kernel, f"void(int64[:], int64[:], {two_rows})"),
+                              (contraction.write_unique_kernel,
                                f"void(int64[:], int32[:], int64[:], {two_rows}, int64[:], int32[:], int64[:], "
                                "int64[:])"),
                               (primitives.csr_from_sorted_kernel, "void(int64[:], int64, int64[:], int32[:])"),
@@ -142,7 +154,7 @@ CONFIGS = [CoarseningConfig(), CoarseningConfig(rating="inner-product"), Coarsen
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", CONFIGS, ids=["default", "inner-product", "penalty", "matching-only"])
 def test_gpu_clustering_equals_cpu(config):
-    from hgpart.coarsening.gpu_matching import compute_clustering_gpu
+    from hgpart.coarsening.gpu import compute_clustering_gpu
 
     for name, hypergraph in instances():
         max_weight = max(2, -(-hypergraph.total_vertex_weight // 320))
@@ -235,7 +247,7 @@ def test_launch_passes_arguments_as_numba_does():
 @pytest.mark.gpu
 def test_device_contraction_equals_cpu():
     from hgpart.coarsening.contraction import contract
-    from hgpart.coarsening.gpu_contraction import contract_device
+    from hgpart.coarsening.gpu import contract_device
 
     graph_like = read_hypergraph(str(DATA / "karate.graph"))  # two-pin nets: contraction makes identical nets
     for name, hypergraph in list(instances()) + [("karate", graph_like)]:
@@ -249,27 +261,27 @@ def test_device_contraction_equals_cpu():
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("host_max_pins", [0, CoarseningConfig().gpu_host_max_pins])
+@pytest.mark.parametrize("host_max_pins", [0, PolicyConfig().host_level_max_pins])
 def test_gpu_hierarchy_equals_cpu(host_max_pins):
     """Every level on the device, then (the default) the small ones on the host: the CPU's hierarchy."""
     from hgpart.coarsening import coarsen
 
-    config = CoarseningConfig(gpu_host_max_pins=host_max_pins)
     for name, hypergraph in instances():
         n = hypergraph.num_vertices
         fixed = np.where(np.arange(n) % 29 == 0, np.arange(n) % 2, -1).astype(np.int32)
         communities = (np.arange(n) * 7 // n).astype(np.int32)
         for options in ({}, {"fixed": fixed}, {"communities": communities, "fixed": fixed}):
             cpu = coarsen(hypergraph, 2, **options)
-            gpu = coarsen(hypergraph, 2, config, device="gpu", **options)
+            gpu = coarsen(hypergraph, 2, device="gpu", host_level_max_pins=host_max_pins, **options)
             assert len(cpu.levels) == len(gpu.levels), name
             for mine, theirs in zip(gpu.levels, cpu.levels):
                 np.testing.assert_array_equal(mine.cluster, theirs.cluster, err_msg=name)
                 np.testing.assert_array_equal(mine.hypergraph.pin_vertices, theirs.hypergraph.pin_vertices)
-            np.testing.assert_array_equal(gpu.coarsest.pin_vertices, cpu.coarsest.pin_vertices, err_msg=name)
-            np.testing.assert_array_equal(gpu.coarsest.net_weights, cpu.coarsest.net_weights, err_msg=name)
+            for field in ("pin_vertices", "net_weights"):
+                np.testing.assert_array_equal(getattr(gpu.coarsest.hypergraph, field),
+                                              getattr(cpu.coarsest.hypergraph, field), err_msg=name)
             if "fixed" in options:
-                np.testing.assert_array_equal(gpu.coarsest_fixed, cpu.coarsest_fixed, err_msg=name)
+                np.testing.assert_array_equal(gpu.coarsest.fixed, cpu.coarsest.fixed, err_msg=name)
 
 
 def tiny_instance_with_every_bin():
@@ -291,8 +303,7 @@ def test_device_path_on_a_tiny_instance_equals_cpu(fixed_keys):
     """Runs on a GPU (scripts/gpu-check) and under the simulator in CI (test_gpu_code_in_the_simulator), there
     with 4 matching rounds instead of 8 (the warp shuffles of tests/cudasim.py cost a barrier each)."""
     from hgpart.coarsening.contraction import contract
-    from hgpart.coarsening.gpu_contraction import contract_device
-    from hgpart.coarsening.gpu_matching import DevicePlan, compute_clustering_gpu, device_net_ratings
+    from hgpart.coarsening.gpu import DevicePlan, compute_clustering_gpu, contract_device, device_net_ratings
     from hgpart.cuda.arrays import SIMULATED, to_device
 
     hypergraph = tiny_instance_with_every_bin()
@@ -317,7 +328,7 @@ def test_shared_tables_sum_large_scores_exactly():
     """The uint32 halves of a shared table: amounts whose low halves overflow, and amounts of 2^32 and more,
     added by many threads into a few keys, read back exactly. (The comparisons with the CPU above never
     leave 32 bits, so they would not see a lost carry.)"""
-    from hgpart.coarsening.gpu_matching import _table_add
+    from hgpart.coarsening.gpu.rating import _table_add
     from hgpart.cuda.primitives import halves_value
 
     @cuda.jit
@@ -352,25 +363,28 @@ def test_shared_tables_sum_large_scores_exactly():
 
 
 def test_every_kernel_is_kept_in_numbas_disk_cache():
-    """Each kernel of the GPU modules is compiled with cache=True (hgpart.cuda.arrays.cached_kernel): on the
-    H100 machine the first `hgpart partition` of a 1000 x 1000 grid took 83.9 s of wall time compiling, the
-    next process 4.8 s."""
+    """Each kernel of hgpart is compiled with cache=True (hgpart.cuda.arrays.cached_kernel): without the cache
+    every process compiles every kernel again, which costs over a minute before a partition starts. The
+    modules are found by walking the package, so a kernel in a new or moved module is checked too."""
     import importlib
+    import pkgutil
 
     from numba.cuda.dispatcher import CUDADispatcher
 
+    import hgpart
     from hgpart.cuda.arrays import SIMULATED
 
     if SIMULATED:
         pytest.skip("the simulator's kernels have no cache")
-    modules = ["hgpart.cuda.primitives", "hgpart.coarsening.gpu_matching", "hgpart.coarsening.gpu_contraction",
-               "hgpart.refinement.gpu_refiner", "hgpart.graphs.gpu_agglomeration",
-               "hgpart.graphs.gpu_spanning_forest", "hgpart.graphs.gpu_triangles"]
-    kernels = {f"{name}.{attribute}": value for name in modules
-               for attribute, value in vars(importlib.import_module(name)).items()
-               if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device")}
+    kernels = {}
+    for module in pkgutil.walk_packages(hgpart.__path__, "hgpart."):
+        if module.name.rpartition(".")[2] == "__main__":
+            continue  # the command line's entry point: importing it runs the program
+        for attribute, value in vars(importlib.import_module(module.name)).items():
+            if isinstance(value, CUDADispatcher) and not value.targetoptions.get("device"):
+                kernels.setdefault(id(value), (f"{module.name}.{attribute}", value))
     assert len(kernels) > 40
-    uncached = sorted(name for name, kernel in kernels.items() if type(kernel._cache).__name__ == "NullCache")
+    uncached = sorted(name for name, kernel in kernels.values() if type(kernel._cache).__name__ == "NullCache")
     assert not uncached
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from hgpart import Hypergraph, generate
 from hgpart.metrics import evaluate, max_block_weight
-from hgpart.refinement import jet_model
 from hgpart.refinement.gains import best_move, compute_pin_counts
 
+from . import jet_model
 from .conftest import DATA, SHARED
 
 REFINEMENT_KERNELS = {
@@ -47,9 +47,9 @@ REFINEMENT_KERNELS = {
 @pytest.mark.parametrize("name", sorted(REFINEMENT_KERNELS))
 def test_refinement_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from hgpart.refinement import gpu_refiner
+    from hgpart.refinement import gpu
 
-    ptx, _ = cuda.compile_ptx(getattr(gpu_refiner, name).py_func, REFINEMENT_KERNELS[name], cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(getattr(gpu, name).py_func, REFINEMENT_KERNELS[name], cc=(9, 0))
     assert ".entry" in ptx
     if name in ("rate_moves_kernel", "pick_heavy_moves_kernel", "afterburner_scan_kernel"):
         assert "shfl.sync.bfly" in ptx  # the warp's argmax over its lanes' blocks, the sum over a warp's nets
@@ -143,7 +143,7 @@ def test_device_refinement_equals_the_model(cut_objective):
     """Rating, afterburner, balance rule, rounds and the rebalancer: GPU == model, array for array."""
     
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
-    from hgpart.refinement.gpu_refiner import DeviceLevelState, rebalance_device, refine_device
+    from hgpart.refinement.gpu import DeviceLevelState, rebalance_device, refine_device
 
     for hypergraph, k, movable in device_cases(1 if SIMULATED else 8):
         blocks, bounds = balanced_random(hypergraph, k, 0.1, 3)
@@ -186,7 +186,7 @@ def test_both_afterburners_keep_the_models_moves(cut_objective):
     replay in rank order, the same blocks, locks and objective; some candidates are dropped."""
     
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
-    from hgpart.refinement import gpu_refiner
+    from hgpart.refinement import gpu
     from hgpart.refinement.jet import unbounded_weights
 
     dropped = 0
@@ -206,14 +206,13 @@ def test_both_afterburners_keep_the_models_moves(cut_objective):
             for scans, lanes in ((True, 1), (True, 32), (False, 1)):
                 if SIMULATED and lanes > 1:
                     continue  # the warp's sum needs shuffles
-                state = gpu_refiner.DeviceLevelState(hypergraph.to_device(), to_device(blocks.copy()), k,
-                                                     cut_objective, unbounded)
+                state = gpu.DeviceLevelState(hypergraph.to_device(), to_device(blocks.copy()), k, cut_objective,
+                                             unbounded)
                 assert state.scans_nets  # nets of at most 5 pins
                 state.scans_nets, state.lanes = scans, lanes
                 locked = to_device(free.astype(np.int8))
-                moves, value = gpu_refiner.jet_round(state, to_device(unbounded), cut_objective,
-                                                     to_device(active.astype(np.int8)), tolerance, locked,
-                                                     to_device(free))
+                moves, value = gpu.jet_round(state, to_device(unbounded), cut_objective,
+                                             to_device(active.astype(np.int8)), tolerance, locked, to_device(free))
                 assert moves == len(kept), (scans, lanes)
                 np.testing.assert_array_equal(to_host(state.blocks), model_blocks)
                 np.testing.assert_array_equal(to_host(locked), unlocked.astype(np.int8))
@@ -230,7 +229,7 @@ def test_the_scan_afterburner_is_left_to_levels_without_big_neighbourhoods(monke
     every net of a tiny hypergraph holds the largest."""
     
     from hgpart.cuda.arrays import to_device
-    from hgpart.refinement import gpu_refiner
+    from hgpart.refinement.gpu import level_state
 
     plain = tiny(5, n=30, nets=40)
     with_hub = Hypergraph.from_pin_lists([list(plain.pin_vertices[plain.net_offsets[e]:plain.net_offsets[e + 1]]) + [30]
@@ -243,8 +242,8 @@ def test_the_scan_afterburner_is_left_to_levels_without_big_neighbourhoods(monke
                       for v in range(hypergraph.num_vertices))
         blocks = to_device(np.zeros(hypergraph.num_vertices, dtype=np.int32))
         for limit, scans in ((largest, True), (largest - 1, False)):
-            monkeypatch.setattr(gpu_refiner, "SCAN_MAX_PIN_VISITS", limit)
-            state = gpu_refiner.DeviceLevelState(hypergraph.to_device(), blocks, 2)
+            monkeypatch.setattr(level_state, "SCAN_MAX_PIN_VISITS", limit)
+            state = level_state.DeviceLevelState(hypergraph.to_device(), blocks, 2)
             assert state.scans_nets == scans, (hypergraph.num_vertices, limit)
 
 
@@ -272,7 +271,7 @@ def test_device_rebalancer_equals_the_model_on_many_overloaded_blocks(cut_object
     bounds at once."""
     
     from hgpart.cuda.arrays import to_device, to_host
-    from hgpart.refinement.gpu_refiner import rebalance_device
+    from hgpart.refinement.gpu import rebalance_device
 
     overloaded = []
     for hypergraph, k, blocks, bounds, movable in overloaded_cases():
@@ -313,13 +312,12 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypa
     (The brute-force model itself takes minutes on hubs.)"""
     
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
-    from hgpart.refinement import gpu_refiner
-    from hgpart.refinement.gpu_refiner import HEAVY_DEGREE, DeviceLevelState, refine_device
+    from hgpart.refinement.gpu import HEAVY_DEGREE, DeviceLevelState, level_state, refine_device
     from hgpart.refinement.jet import jet_refine
 
     if SIMULATED:
         pytest.skip("minutes in the simulator (blocks of 128 threads on hubs); runs on the GPU")
-    monkeypatch.setattr(gpu_refiner, "HEAVY_CHUNK_ROUNDS", 4)  # chunks of 4 nets per group: several per hub
+    monkeypatch.setattr(level_state, "HEAVY_CHUNK_ROUNDS", 4)  # chunks of 4 nets per group: several per hub
     for seed, (k, nets) in enumerate(((2, 1200), (7, 4000), (40, 1200))):
         hypergraph = hub_hypergraph(seed, nets=nets)
         assert np.diff(hypergraph.vertex_offsets)[:3].min() > HEAVY_DEGREE
@@ -500,7 +498,7 @@ def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
     thread or a warp per move."""
     
     from hgpart.cuda.arrays import SIMULATED, to_device, to_host
-    from hgpart.refinement.gpu_refiner import DeviceLevelState
+    from hgpart.refinement.gpu import DeviceLevelState
 
     rng = np.random.default_rng(5)
     for hypergraph, k, _ in device_cases(2 if SIMULATED else 6):

@@ -1,4 +1,5 @@
-"""The Fig. 5 planner and the rating schedule: the numpy models (Table I of seed 000); properties; PTX; the GPU."""
+"""The Fig. 5 planner and the rating schedule of L. Cheng, H. Cho and P. Yoon, "An Accelerated Procedure for
+Hypergraph Coarsening on the GPU", IEEE HPEC 2015: the numpy models (the paper's Table I); properties; PTX; the GPU."""
 
 import numpy as np
 import pytest
@@ -6,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda, int64
 
-from hgpart.cuda.planner_model import entries_of_lane, plan_model, schedule_model
+from .planner_model import entries_of_lane, plan_model, schedule_model
 
-TABLE_I = {  # seed 000, Table I: 4 lanes, rows 1, 2, 4, 6 with 1, 6, 3, 2 nonzeros (12 in all)
+TABLE_I = {  # the paper's Table I: 4 lanes, rows 1, 2, 4, 6 with 1, 6, 3, 2 nonzeros (12 in all)
     "a": [1, 6, 3, 2], "b": [1, 7, 10, 12], "S": [12, 12, 12, 12], "b_exclusive": [0, 1, 7, 10],
     "share": [3, 3, 3, 3], "L": [3, 6, 9, 12], "E_r": [1, 1, 2, 3], "shfl_b_E_r": [1, 1, 7, 10],
     "E_c": [2, 5, 2, 2], "S_r": [0, 1, 1, 2], "S_c": [0, 2, 5, 2],

@@ -1,7 +1,8 @@
 """``hgpart bench coarsen``: one coarsening level on the CPU path and on the GPU, side by side in one run.
 
-For each instance: seconds to compute the coarsening map (rating + proposal rounds + joining; seed 000
-Table III measures this step) and to contract it (Eq. 3-4), medians over repeats; the GPU's effective
+For each instance: seconds to compute the coarsening map (rating + proposal rounds + joining; Table III of
+L. Cheng, H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015,
+measures this step) and to contract it (Eq. 3-4), medians over repeats; the GPU's effective
 bandwidth (the bytes one proposal round over all vertices must read, per second of such a round); the
 sizes of the work bins; and whether both devices produced the same map and coarse hypergraph.
 """
@@ -60,8 +61,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
     if "gpu" in devices:
         from numba import cuda
 
-        from ..coarsening.gpu_contraction import contract_device
-        from ..coarsening.gpu_matching import DevicePlan, compute_clustering_device, device_net_ratings
+        from ..coarsening.gpu import DevicePlan, compute_clustering_device, contract_device, device_net_ratings
         from ..cuda.arrays import to_host, xp
     rows = []
     warmed = False

@@ -1,14 +1,16 @@
-"""Matching by rounds of proposals (seed 000 Fig. 4 made parallel as in Fig. 9), then cluster joining.
+"""Matching by rounds of proposals, then cluster joining: the CPU twin (numba njit) of
+:mod:`hgpart.coarsening.gpu`.
 
-Each round, every unmatched vertex proposes to its most similar unmatched neighbour (similarity of
-:mod:`.similarity`, optionally divided by c(u) c(v)); mutual proposals are matched. Candidates are
-ordered strictly (higher score, then a symmetric pseudo-random pair priority, then smaller id), so the
-best remaining pair is always mutual and every round makes progress; CPU and GPU agree on the result. Afterwards an unmatched vertex may join
-the cluster of its best neighbour while the cluster stays under the weight limit (Mt-KaHyPar-style
-clustering, which keeps stars and hubs from stalling the coarsening), by a parallel deterministic rule
-(:func:`finish_clustering`) that the GPU follows step for step.
+The greedy matching of L. Cheng, H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph Coarsening on
+the GPU", IEEE HPEC 2015 (Fig. 4), made parallel as their suitor matching (Fig. 9): each round, every
+unmatched vertex proposes to its most similar unmatched neighbour (similarity of :mod:`.similarity`,
+optionally divided by c(u) c(v)); mutual proposals are matched. Candidates are ordered strictly (higher
+score, then a symmetric pseudo-random pair priority, then smaller id: :mod:`.rules`, shared with the GPU), so
+the best remaining pair is always mutual, every round makes progress, and CPU and GPU agree on the result.
+Afterwards an unmatched vertex may join the cluster of its best neighbour while the cluster stays under the
+weight limit (Mt-KaHyPar-style clustering, which keeps stars and hubs from stalling the coarsening), by a
+parallel deterministic rule (:func:`finish_clustering`) that the GPU follows step for step.
 """
-
 from __future__ import annotations
 
 import numba
@@ -16,25 +18,8 @@ import numpy as np
 
 from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
+from .rules import JOIN_ROUNDS, candidate_score, two_hop_pairs
 from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
-
-
-def candidate_score(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
-                    only_unmatched):
-    """The score of u as v's partner, or -1.0 when u is not a candidate (matched, too heavy, other block).
-
-    ``raw`` is the fixed-point similarity; with ``weight_penalty`` it is divided by c(u) c(v). The same
-    arithmetic runs on the GPU, so both pick the same partner.
-    """
-    if only_unmatched and partner[u] >= 0:
-        return -1.0
-    if cluster_weight[u] + vertex_weights[v] > max_weight:
-        return -1.0
-    if fixed[v] >= 0 and fixed[u] >= 0 and fixed[v] != fixed[u]:
-        return -1.0
-    if weight_penalty and cluster_weight[u] > 0 and vertex_weights[v] > 0:
-        return float(raw) / (float(cluster_weight[u]) * float(vertex_weights[v]))
-    return float(raw)
 
 
 candidate_score_cpu = numba.njit(cache=True)(candidate_score)
@@ -213,46 +198,12 @@ def number_clusters(root):
     return cluster, next_id
 
 
-JOIN_ROUNDS = 3
-
-
-def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight: int, budget: int, isolated):
-    """Pairs of vertices left alone that proposed to the same cluster (2-hop matching), as (first,
-    second) with first < second: the lone vertices v with proposals[v] >= 0, sorted by (the proposed
-    cluster root[proposals[v]], merge key, v), are paired 2i with 2i + 1 within each run of equal cluster
-    and key, while the pair's weight is within ``max_weight``; the first ``budget`` pairs in that order.
-    Lone ``isolated`` vertices (in no net: nothing to propose to) form one more run, ahead of the others,
-    as if they had all proposed to cluster -1: they pair up with each other, so a level of mostly
-    isolated vertices (seed 000's synthetic matrix: 699,000 of 700,000) still shrinks.
-
-    Written once for both devices: ``array`` is numpy (the CPU path) or CuPy (the device twin), and every
-    step is a sort, a search or a scan, so both give the same pairs.
-    """
-    empty = array.zeros(0, dtype=array.int32)
-    if budget <= 0:  # also when no joining round ran (and left no proposals)
-        return empty, empty
-    candidates = array.flatnonzero(alone & ((proposals >= 0) | isolated))
-    if candidates.shape[0] < 2:
-        return empty, empty
-    target = array.where(isolated[candidates], -1, root[array.maximum(proposals[candidates], 0)]).astype(array.int64)
-    key = merge_key[candidates].astype(array.int64)
-    order = array.lexsort(array.stack([candidates.astype(array.int64), key, target]))
-    candidates, target, key = candidates[order], target[order], key[order]
-    same = (target[1:] == target[:-1]) & (key[1:] == key[:-1])
-    group_start = array.concatenate([array.ones(1, dtype=array.bool_), ~same])
-    starts = array.flatnonzero(group_start)
-    rank = array.arange(candidates.shape[0]) - starts[array.cumsum(group_start) - 1]
-    first = array.flatnonzero((rank[:-1] % 2 == 0) & same)
-    first = first[weights[candidates[first]] + weights[candidates[first + 1]] <= max_weight][:budget]
-    return candidates[first].astype(array.int32), candidates[first + 1].astype(array.int32)
-
-
 def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals):
     """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
     configured) unmatched vertices join the cluster of their best neighbour, in up to JOIN_ROUNDS rounds.
 
     The joining is parallel and deterministic, so the GPU gets the same map (see
-    :func:`hgpart.coarsening.gpu_matching.finish_clustering_device`). In each round every free vertex (not
+    :func:`hgpart.coarsening.gpu.joining.finish_clustering_device`). In each round every free vertex (not
     matched, not joined, not joined by others) v with a proposal u points to the root of u's cluster (a
     pair's smaller vertex, or u itself); following these pointers, every vertex reaches a root (or a cycle
     of free vertices, led by its smallest id), and it joins that cluster if its merge key agrees and the
@@ -302,7 +253,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
 
 
 def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads: int | None = None):
-    """The coarsening map f: V -> V' (seed 000 Sec. II-C) as int32[n] with ids 0..n'-1, and n'.
+    """The coarsening map f: V -> V' (Cheng, Cho and Yoon, Sec. II-C) as int32[n] with ids 0..n'-1, and n'.
 
     Parameters
     ----------

@@ -1,4 +1,5 @@
-"""Mondriaan neighbour finding with the inner-product similarity (seed 000 Fig. 3, Eq. 7-8).
+"""Mondriaan neighbour finding with the inner-product similarity of L. Cheng, H. Cho and P. Yoon, "An
+Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015 (Fig. 3, Eq. 7-8).
 
 For a vertex v the similarity to every neighbour u is accumulated over the incident nets of v:
 ``S(u) += r(e)`` with the net rating r(e) = w(e) (inner product) or w(e) / (|e| - 1) (heavy edge), and
@@ -14,6 +15,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from .rules import better_candidate, pair_priority
+
 MAX_SHIFT = 20
 
 
@@ -21,7 +24,7 @@ def net_ratings(hypergraph, heavy_edge: bool, max_net_size: int):
     """Fixed-point rating of every net and the shift used: (int64[num_nets], shift).
 
     The shift is the largest (at most 20) for which no vertex's total can overflow int64 (as
-    :func:`.gpu_matching.device_net_ratings` on the device).
+    :func:`hgpart.coarsening.gpu.plan.device_net_ratings` on the device).
     """
     largest = _largest_rated_degree(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
                                     hypergraph.num_vertices, max_net_size)
@@ -62,30 +65,6 @@ def rating_work(hypergraph, max_rated_net_size: int) -> int:
     sizes = hypergraph.net_sizes()
     rated = sizes[(sizes >= 2) & (sizes <= max_rated_net_size)].astype(np.int64)
     return int((rated * rated).sum())
-
-
-def pair_priority(v, u):
-    """A pseudo-random 32-bit priority of the pair {v, u}, the same from both ends.
-
-    Ties in similarity are broken by it before ids: with equal scores everywhere (graphs, unit weights)
-    "smaller id wins" makes long chains of proposals and few mutual ones, while a symmetric random order
-    makes each locally best pair mutual (as in the suitor / locally-dominant matchings). Plain int64
-    arithmetic that never overflows (a hash in the spirit of murmur3's finaliser), so the CPU (njit) and the
-    GPU (cuda.jit) get the same numbers.
-    """
-    low = min(v, u)
-    high = max(v, u)
-    mixed = (np.int64(low) * 2654435761 + np.int64(high)) & 0xFFFFFFFF
-    mixed = ((mixed ^ (mixed >> 16)) * 0x7FEB352D) & 0xFFFFFFFF  # multipliers < 2^31: products < 2^63
-    mixed = ((mixed ^ (mixed >> 15)) * 0x68E31DA5) & 0xFFFFFFFF
-    return mixed ^ (mixed >> 16)
-
-
-def better_candidate(score, priority, candidate, best_score, best_priority, best):
-    """Strict total order of candidates: higher score, then higher pair priority, then the smaller id (GPU
-    and CPU agree). ``best < 0`` means no candidate yet."""
-    return best < 0 or score > best_score or (score == best_score and (
-        priority > best_priority or (priority == best_priority and candidate < best)))
 
 
 pair_priority_cpu = numba.njit(cache=True, inline="always")(pair_priority)

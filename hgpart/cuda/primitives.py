@@ -22,7 +22,7 @@ COUNTING_SORT_CHUNK = 64         # at least this many keys per thread there
 def add_halves(low, high, index, value):
     """Atomically add int64 ``value`` to the sum held in halves at low[index] and high[index] (uint32 arrays,
     in shared memory): one native 32-bit atomic add, and a second only when the low half carries or value
-    has high bits. A 64-bit atomic add in shared memory is a compare-and-swap loop on the H100
+    has high bits. A 64-bit atomic add in shared memory is a compare-and-swap loop on Hopper GPUs
     (ATOMS.CAST.SPIN.64), which queues when many lanes add to one address. Exact modulo 2^64; read the sum
     with :func:`halves_value`."""
     value_low = uint32(value & LOW32)

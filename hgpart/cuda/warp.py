@@ -1,9 +1,11 @@
-"""All warp-level code: shuffle scans, broadcasts, reductions and the task planners (seed 000 Fig. 5).
+"""All warp-level code: shuffle scans, broadcasts, reductions and the task planners.
 
+The planners are the per-warp task planning with shuffle scans of L. Cheng, H. Cho and P. Yoon, "An
+Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015 (Fig. 5, Table I its example).
 Written for full warps (mask 0xffffffff, uniform control flow around every shuffle), so that the numpy
-model in :mod:`hgpart.cuda.planner_model` and these device functions agree step by step. The CUDA
-simulator has no shuffles: these functions are checked by compiling to PTX in CI and by the ``gpu``
-tests on a real device (``scripts/gpu-check``).
+model in ``tests/planner_model.py`` and these device functions agree step by step. These functions are
+checked by compiling to PTX, by numba's CUDA simulator (which lacks the warp intrinsics; ``tests/cudasim.py``
+adds them for full warps) and by the ``gpu`` tests on a real device (``scripts/gpu-check``).
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ def warp_argmax(score, priority, candidate, width=WARP_SIZE):
     """The best (score, priority, candidate) of each aligned group of ``width`` lanes (a power of two, 32 =
     the whole warp), on every lane of the group: higher score, then higher priority, then the smaller
     candidate id; candidates < 0 mean "none" and lose to any real one (the CPU's order, see
-    coarsening.similarity.better_candidate)."""
+    :func:`hgpart.coarsening.rules.better_candidate`)."""
     offset = width // 2
     while offset > 0:
         other_score = cuda.shfl_xor_sync(FULL_MASK, score, offset)
@@ -132,7 +134,7 @@ def lanes_below(ballot, lane):
 
 @cuda.jit(device=True, inline=True)
 def warp_plan(length, lane):
-    """Seed 000 Fig. 5, lines 5-21: an equal share of the warp's (row, entry) pairs for this lane.
+    """Fig. 5, lines 5-21: an equal share of the warp's (row, entry) pairs for this lane.
 
     ``length`` is a(l), the entries of this lane's row (0 if none). Returns (S_r, S_c, E_r, E_c, S): the
     lane processes the pairs from (S_r, S_c) up to, not including, (E_r, E_c) in row-major order, rows

@@ -1,19 +1,21 @@
-"""CPU twin of the GPU refinement (:mod:`.gpu_refiner`): the same Jet-style rounds, step for step, with
-numba njit, so that the GPU path's partitions can be reproduced (and their quality measured) without a GPU.
+"""CPU twin of the GPU refinement (:mod:`hgpart.refinement.gpu`): the same Jet-style rounds, step for step,
+with numba njit, so that the GPU path's partitions can be reproduced (and their quality measured) without a
+GPU.
 
-A round: rate every movable vertex not moved in the previous round (:func:`.gains.best_move`, only
-adjacent blocks, regardless of balance); the candidates are those with gain > 0 or
-gain >= -floor(c * internal) (Jet's rule: internal is the weight of the vertex's nets with another pin in
-its block), ranked by (gain descending, id); the afterburner replays the ranked moves on a copy of Phi and
-keeps those whose gain, measured after all better-ranked moves, is >= 0; the kept moves are made. When a
-block is then over its bound, :func:`rebalance_rounds` (the GPU's rebalancer) restores the bound. The best
-balanced partition of all rounds is returned; a level stops after STALE_ROUNDS rounds without a new one.
+After M. S. Gilbert, K. Madduri, E. G. Boman and S. Rajamanickam, "Jet: Multilevel Graph Partitioning on
+Graphics Processing Units", SIAM Journal on Scientific Computing, 2024, for hypergraphs. A round: rate every
+movable vertex not moved in the previous round (:func:`.gains.best_move`, only adjacent blocks, regardless
+of balance); the candidates are those with gain > 0 or gain >= -floor(c * internal) (Jet's rule: internal is
+the weight of the vertex's nets with another pin in its block), ranked by (gain descending, id); the
+afterburner replays the ranked moves on a copy of Phi and keeps those whose gain, measured after all
+better-ranked moves, is >= 0; the kept moves are made. When a block is then over its bound,
+:func:`rebalance_rounds` (the GPU's rebalancer) restores the bound. The best balanced partition of all rounds
+is returned; a level stops after STALE_ROUNDS rounds without a new one (:mod:`.jet_rules`, shared with the
+GPU).
 
-Unconstrained moves, as in Jet (Gilbert et al. 2023): when moves must fit into the room each block has,
-the blocks fill up to their bounds and the good moves into them are refused. The GPU path's CPU twin
-without V-cycles on evenly 200k k=8 (seed 1): km1 487,899 with moves kept within the bounds, 447,179 with
-unconstrained moves and this rebalancer (438,330 with the CPU path's sequential one; Mt-KaHyPar 419,598);
-grid 250k k=8: 3,687 and 3,712.
+Moves are unconstrained, as in Jet: when moves must fit into the room each block has, the blocks fill up to
+their bounds and the good moves into them are refused; on evenly connected inputs, unconstrained moves
+followed by this rebalancer end with a clearly lower km1.
 """
 
 from __future__ import annotations
@@ -25,14 +27,10 @@ import numpy as np
 
 from ..hypergraph import scatter_sum
 from .gains import apply_move, best_move, compute_pin_counts, gains_to_blocks, objective_from_pin_counts
+from .jet_rules import REBALANCE_ROUNDS, STALE_ROUNDS, best_of_rounds, unbounded_weights
 
-# Rounds without a new best before a level stops (CPU twin, GPU and model alike). On grid 1M k=8 (the GPU
-# path's CPU twin, seeds 0-2) 3 instead of 4 left km1 within 0.2% (7330/7127/7397 against 7320/7114/7397)
-# and ran 12% fewer rounds.
-STALE_ROUNDS = 3
-
-# Rounds of the rebalancer after a Jet round that left a block over its bound.
-REBALANCE_ROUNDS = 64
+__all__ = ["REBALANCE_ROUNDS", "STALE_ROUNDS", "best_of_rounds", "jet_refine", "rebalance_rounds",
+           "unbounded_weights"]
 
 
 @numba.njit(cache=True)
@@ -106,11 +104,12 @@ def _jet_round(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
 @numba.njit(cache=True)
 def rebalance_rounds(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
                      block_weights, max_block_weights, k, movable, cut_objective, max_rounds):
-    """CPU twin of :func:`.gpu_refiner.rebalance_device` on ``partition``, ``pin_counts`` and ``block_weights``
-    (updated in place): each round rates every movable vertex of positive weight in an overloaded block
-    towards its best block with room (any block), and per overloaded block takes the moves in order of least
-    loss per unit of weight (then id) until its excess is covered; the targets accept them in that order
-    while they stay within their bounds. Returns whether every block is within its bound."""
+    """CPU twin of :func:`hgpart.refinement.gpu.rebalancer.rebalance_device` on ``partition`` (int32[n]),
+    ``pin_counts`` (int32[m * k]) and ``block_weights`` (int64[k]), updated in place: each round rates every
+    movable vertex of positive weight in an overloaded block towards its best block with room (any block), and
+    per overloaded block takes the moves in order of least loss per unit of weight (then id) until its excess
+    is covered; the targets accept them in that order while they stay within their bounds. Returns whether
+    every block is within its bound."""
     n = vertex_offsets.shape[0] - 1
     gain = np.zeros(k, dtype=np.int64)
     adjacent = np.zeros(k, dtype=np.bool_)
@@ -169,15 +168,31 @@ def rebalance_rounds(net_offsets, vertex_offsets, incident_nets, net_weights, ve
     return True
 
 
-def unbounded_weights(k: int) -> np.ndarray:
-    """int64[k] block bounds that no move reaches: Jet's moves are rated and made regardless of balance."""
-    return np.full(k, np.iinfo(np.int64).max // 2, dtype=np.int64)
-
-
 def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objective=False, movable=None,
                tolerance=0.25) -> np.ndarray:
-    """The CPU twin of :func:`.gpu_refiner.refine_device`: returns the best balanced partition seen (a new
-    array; ``partition`` must be balanced)."""
+    """The CPU twin of :func:`hgpart.refinement.gpu.jet.refine_device`.
+
+    Parameters
+    ----------
+    hypergraph : Hypergraph
+    partition : int[n]
+        Balanced (not modified).
+    k : int
+    max_block_weights : int64[k]
+    rounds : int
+        At most this many rounds; a level also stops after STALE_ROUNDS rounds without a new best.
+    cut_objective : bool
+        Refine the cut rather than km1.
+    movable : bool[n] or None
+        False for fixed vertices.
+    tolerance : float
+        Jet's c: a vertex is a candidate when its gain is > 0 or >= -floor(c * internal).
+
+    Returns
+    -------
+    int32[n]
+        The best balanced partition seen (a new array).
+    """
     partition = np.array(partition, dtype=np.int32)
     movable = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else np.asarray(movable, np.bool_)
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
@@ -202,25 +217,3 @@ def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objectiv
         return objective_from_pin_counts(hypergraph.net_offsets, hypergraph.net_weights, pin_counts, k, cut_objective)
 
     return best_of_rounds(run_round, objective, partition, movable, rounds)
-
-
-def best_of_rounds(run_round, objective, partition, free, rounds: int):
-    """The round loop of the CPU twin and of the GPU (host or device arrays alike): ``run_round(active)``
-    moves vertices of ``partition`` in place and returns how many it moved and the next round's ``active``:
-    ``free`` (the movable vertices) without the vertices it moved, which are locked for a round. Returns a
-    copy of the partition with the smallest ``objective()`` seen; stops after ``rounds``, when nothing
-    moves, or after STALE_ROUNDS rounds without a new best."""
-    best_objective, best, stale = objective(), partition.copy(), 0
-    active = free
-    for _ in range(rounds):
-        moves, active = run_round(active)
-        if moves == 0:
-            break
-        value = objective()
-        if value is not None and value < best_objective:
-            best_objective, best, stale = value, partition.copy(), 0
-        else:
-            stale += 1
-            if stale >= STALE_ROUNDS:
-                break
-    return best

@@ -1,5 +1,10 @@
-"""GPU twin of :mod:`.contraction` (seed 000 Eq. 3-4) by sort / scan / scatter, as seed 002 builds its
-coarse graphs (pi, pi^-1, rho): the result equals the CPU's array for array.
+"""GPU twin of :mod:`hgpart.coarsening.contraction` by sort / scan / scatter: the result equals the CPU's
+array for array.
+
+The contraction of L. Cheng, H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph Coarsening on the
+GPU", IEEE HPEC 2015 (Eq. 3-4), built from data-parallel primitives as B. O. Fagginger Auer and
+R. H. Bisseling, "Graph Coarsening and Clustering on the GPU" (2012), build their coarse graphs (pi, pi^-1,
+rho):
 
 1. every pin becomes the key (net << 32 | f(pin)) (``pin_keys_kernel``), and one radix sort (CuPy's CUB)
    orders the keys of each net and brings duplicate pins together; a prefix sum over the first pin of
@@ -14,22 +19,21 @@ coarse graphs (pi, pi^-1, rho): the result equals the CPU's array for array.
 4. vertex weights add up (``scatter_add_kernel``); the incident-net lists come from one more sort of the
    incidence keys (``csr_from_sorted_kernel``).
 
-About 25 operations and two reads of the device (the kept and the absorbed counts) a level: the
-version before (2026-11-24) took about 45 operations and 8-10 reads (boolean masks, ``flatnonzero``,
-``bincount``), 6-10 ms of the host's time a level on the H100 machine, whatever the level's size.
+About 25 operations and two reads of the device (the kept and the absorbed counts) a level, whatever its
+size: boolean masks, ``flatnonzero`` or ``bincount`` would each wait for the device, and the host's time per
+level would dominate the small levels.
 
 CuPy is an optional dependency (``pip install 'hgpart[gpu]'``); the arrays stay on the device. Under the
 CUDA simulator the same steps run on numpy arrays (:mod:`hgpart.cuda.arrays`).
 """
-
 from __future__ import annotations
 
 from numba import cuda, int32, int64, uint64
 
-from ..cuda.arrays import cached_kernel, grid, launch, to_host, xp
-from ..hypergraph import Hypergraph
-from ..cuda.primitives import (LOW32, csr_from_sorted_kernel, lower_bound, scatter, scatter_add_kernel, segment_of,
-                               sum_before)
+from ...cuda.arrays import cached_kernel, grid, launch, to_host, xp
+from ...cuda.primitives import (LOW32, csr_from_sorted_kernel, lower_bound, scatter, scatter_add_kernel, segment_of,
+                                sum_before)
+from ...hypergraph import Hypergraph
 
 
 @cached_kernel
@@ -107,6 +111,7 @@ def net_hash_kernel(offsets, pins, hashes):
 
 @cuda.jit(device=True, inline=True)
 def _same_pins(offsets, pins, e, f):
+    """Whether nets e and f of the CSR (offsets int64, pins int32, each net's pins sorted) have the same pins."""
     size = offsets[e + 1] - offsets[e]
     if size != offsets[f + 1] - offsets[f]:
         return False
@@ -171,8 +176,23 @@ def _prefix_sums(counts):
 
 
 def contract_device(level: Hypergraph, cluster, num_clusters: int) -> Hypergraph:
-    """The coarse level of ``cluster`` (device int32[n] -> [0, num_clusters)) on the device (the CPU's
-    :func:`.contraction.contract`, array for array). ``level`` is on the device (CuPy or numba arrays)."""
+    """The coarse level of ``cluster`` on the device: the CPU's :func:`hgpart.coarsening.contraction.contract`,
+    array for array.
+
+    Parameters
+    ----------
+    level : Hypergraph
+        On the device (CuPy or numba arrays), n vertices.
+    cluster : device int32[n]
+        f: V -> [0, num_clusters).
+    num_clusters : int
+
+    Returns
+    -------
+    Hypergraph
+        On the device: num_clusters vertices, the nets of at least two distinct pins with identical nets
+        merged (weights summed).
+    """
     x = xp()
     net_offsets = x.asarray(level.net_offsets)
     pin_vertices = x.asarray(level.pin_vertices)

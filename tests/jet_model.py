@@ -1,4 +1,5 @@
-"""A plain numpy model of the GPU refinement (:mod:`.gpu_refiner`), step for step, for tests on tiny inputs.
+"""A plain numpy model of the GPU refinement (:mod:`hgpart.refinement.gpu`), step for step, for tests on tiny
+inputs.
 
 It shares no code with the kernels: every gain is measured by brute force, as the change of the whole
 objective when the move is made (km1 or cut recomputed from scratch), and the afterburner is the
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .jet import STALE_ROUNDS
+from hgpart.refinement.jet_rules import STALE_ROUNDS
 
 
 def objective(net_offsets, pin_vertices, net_weights, blocks, cut_objective: bool) -> int:
@@ -110,7 +111,7 @@ def jet_round(hypergraph, blocks, k, max_block_weights, cut_objective, active, t
 
 def refine(hypergraph, blocks, k, max_block_weights, rounds, cut_objective=False, movable=None,
            tolerance=0.25) -> np.ndarray:
-    """The model of :func:`.gpu_refiner.refine_device`: the best balanced partition of all rounds."""
+    """The model of :func:`hgpart.refinement.gpu.refine_device`: the best balanced partition of all rounds."""
     blocks = np.array(blocks, dtype=np.int32)
     active = np.ones(hypergraph.num_vertices, dtype=bool) if movable is None else np.asarray(movable, dtype=bool)
     args = (hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights)
@@ -133,7 +134,7 @@ def refine(hypergraph, blocks, k, max_block_weights, rounds, cut_objective=False
 
 
 def rebalance(hypergraph, blocks, k, max_block_weights, cut_objective=False, movable=None, max_rounds=64):
-    """The model of :func:`.gpu_refiner.rebalance_device`: returns (blocks, balanced)."""
+    """The model of :func:`hgpart.refinement.gpu.rebalance_device`: returns (blocks, balanced)."""
     blocks = np.array(blocks, dtype=np.int32)
     n = hypergraph.num_vertices
     movable = np.ones(n, dtype=bool) if movable is None else np.asarray(movable, dtype=bool)

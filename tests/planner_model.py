@@ -1,10 +1,11 @@
-"""A plain numpy model of the per-warp task planner of seed 000 Fig. 5 (collaborative planning).
+"""A plain numpy model of the per-warp task planner (collaborative planning) of L. Cheng, H. Cho and P. Yoon,
+"An Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015 (Fig. 5).
 
 A warp holds up to ``width`` work rows (lane l owns row l, with ``lengths[l]`` entries). The planner
 gives every lane an equal share ceil(S / width) of the S (row, entry) pairs, as the half-open range
 (S_r, S_c) - (E_r, E_c) of 2-D coordinates. Each step mirrors a line of Fig. 5, so the model and the
 CUDA device function (:func:`hgpart.cuda.warp.warp_plan`) can be compared value by value; Table I of
-seed 000 is its worked example.
+the paper is its worked example.
 
 One change from the figure: line 9 sets L = ceil(S / w) (l + 1), which runs past S and leaves the last
 lanes idle whenever w does not divide S (S = 33 on 32 lanes: 16 lanes take 2, one takes 1, 15 take

@@ -1,0 +1,74 @@
+"""The coarsening map of a level on the device: the GPU twin of
+:func:`hgpart.coarsening.matching.compute_clustering`.
+
+The parallel suitor matching of L. Cheng, H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph
+Coarsening on the GPU", IEEE HPEC 2015 (COMPUTE-MATCHING-PARALLEL, Fig. 9): all unmatched vertices propose at
+once (:meth:`.plan.DevicePlan.propose`); ``mutual_kernel`` matches mutual proposals; rounds repeat for the
+vertices still unmatched, all ``matching_rounds`` of them without a look from the host (the CPU stops after a
+round that matched nobody; the rounds after such a round change nothing, so the maps agree, and the host
+never waits for the device mid-level). Joining follows (:mod:`.joining`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import cuda
+
+from ...cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
+from .joining import finish_clustering_device
+from .plan import DevicePlan, device_net_ratings
+from .rating import KERNEL_LIMITS
+
+
+@cached_kernel
+def mutual_kernel(proposals, partner):
+    """Fig. 9 lines 10-15: an unmatched v and u = proposals[v] are matched when u proposed v too."""
+    for v in range(cuda.grid(1), proposals.shape[0], cuda.gridDim.x * cuda.blockDim.x):
+        u = proposals[v]
+        if u >= 0 and partner[v] < 0 and proposals[u] == v:
+            partner[v] = u
+
+
+def compute_clustering_device(level, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS):
+    """The coarsening map of a level held on the device: matching rounds, then joining.
+
+    Parameters
+    ----------
+    level : Hypergraph
+        On the device, n vertices.
+    max_weight : int
+        No cluster may outweigh this.
+    config : CoarseningConfig
+    merge_key : device int64[n] or None
+        Vertices with different keys >= 0 never merge (fixed blocks, communities).
+    limits : tuple of 4 ints
+        The bins' limits, :data:`.rating.KERNEL_LIMITS` (the defaults suit the kernels; tests lower them).
+
+    Returns
+    -------
+    cluster : device int32[n]
+        f: V -> V', ids 0..n'-1 in order of each cluster's smallest vertex.
+    n' : int
+    """
+    x = xp()
+    n = level.vertex_offsets.shape[0] - 1
+    keyed = merge_key is not None
+    merge_key = x.full(n, -1, dtype=x.int64) if merge_key is None else merge_key.astype(x.int64)
+    ratings, _ = device_net_ratings(level, config.rating == "heavy-edge", config.max_rated_net_size)
+    plan = DevicePlan(level, ratings, max_weight, config.weight_penalty, limits)
+    partner = x.full(n, -1, dtype=x.int32)
+    proposals = x.full(n, -1, dtype=x.int32)
+    for round_index in range(config.matching_rounds):  # no early stop: it would wait for the device each round
+        plan.propose(merge_key, level.vertex_weights, partner, proposals, True, round_index > 0)
+        launch(mutual_kernel, grid(n), proposals, partner)
+    return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals, keyed)
+
+
+def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None, limits=KERNEL_LIMITS):
+    """GPU twin of :func:`hgpart.coarsening.matching.compute_clustering` for a host hypergraph: the same map
+    f: V -> V' (host int32[n]) and n'. Copies the hypergraph to the device and the map back; ``fixed`` (int[n]
+    or None) is the merge key, ``limits`` as in :func:`compute_clustering_device`."""
+    level = hypergraph.to_device()
+    merge_key = None if fixed is None else to_device(np.asarray(fixed, dtype=np.int64))
+    cluster, count = compute_clustering_device(level, max_weight, config, merge_key, limits)
+    return to_host(cluster), count
