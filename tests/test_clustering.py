@@ -7,19 +7,22 @@ import pytest
 from hgpart import Graph
 from hgpart.config import ClusterConfig
 from hgpart.errors import InputError
-from hgpart.graphs import agglomeration
-from hgpart.graphs.clustering import cluster
+from hgpart.graphs.clustering import cluster, host, host_moving
 from hgpart.graphs.modularity import integer_level, modularity, weight_scale
 from hgpart.io import read_graph
 
 from .conftest import DATA, SHARED
 from .test_cli import assert_one_line_error, run
 
-CLUSTER_KERNELS = ["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
-                   "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel",
-                   "link_kernel", "slot_gain_kernel", "slot_choice_kernel", "coarse_key_kernel", "coarse_entry_kernel",
-                   "apply_moves_kernel", "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel",
-                   "first_vertex_kernel"]
+CLUSTER_KERNELS = {  # kernel: its module in hgpart.graphs.clustering
+    **dict.fromkeys(["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
+                     "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel"],
+                    "device_matching"),
+    **dict.fromkeys(["link_kernel", "slot_gain_kernel", "slot_choice_kernel", "apply_moves_kernel",
+                     "mark_touched_kernel", "inside_weight_kernel", "square_sum_kernel"], "device_moving"),
+    **dict.fromkeys(["coarse_key_kernel", "coarse_entry_kernel"], "device_contraction"),
+    "first_vertex_kernel": "device",
+}
 BEST_KNOWN = {"karate.graph": 0.4198, "jazz.graph": 0.4451, "PGPgiantcompo.graph.gz": 0.8861}
 
 
@@ -93,7 +96,7 @@ def test_contraction_equals_its_numpy_definition(seed):
     num_coarse = int(rng.integers(1, 60))
     mapping = np.concatenate([np.arange(num_coarse), rng.integers(0, num_coarse, graph.num_vertices - num_coarse)])
     mapping = rng.permutation(mapping).astype(np.int32)
-    coarse = agglomeration.contract_level(level, mapping, num_coarse)
+    coarse = host.contract_level(level, mapping, num_coarse)
     rows = np.repeat(np.arange(graph.num_vertices), np.diff(level["offsets"]))
     coarse_rows, coarse_neighbors = mapping[rows], mapping[level["neighbors"]]
     across = coarse_rows != coarse_neighbors
@@ -116,8 +119,8 @@ def test_scratch_budget_lowers_threads_not_results(monkeypatch):
     graph = random_graph(4, n=150, m=500)
     threads = numba.get_num_threads()
     expected = cluster(graph, ClusterConfig(tries=2))
-    monkeypatch.setattr(agglomeration, "SCRATCH_BYTES", 1)
-    with agglomeration._threads_for_scratch(8) as used:
+    monkeypatch.setattr(host_moving, "SCRATCH_BYTES", 1)
+    with host_moving.threads_for_scratch(8) as used:
         assert used == 1 and numba.get_num_threads() == 1
     single = cluster(graph, ClusterConfig(tries=2))
     assert np.array_equal(single.clusters, expected.clusters) and single.modularity == expected.modularity
@@ -130,8 +133,8 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
     path = Graph.from_edges(5, [0, 1, 2, 3], [1, 2, 3, 4])
     level, _ = integer_level(path)
     last_touched = np.full(5, -1, dtype=np.int32)
-    agglomeration._mark_touched(level["offsets"], level["neighbors"], np.array([-1, -1, 4, -1, -1], np.int32),
-                                last_touched, 7)
+    host_moving._mark_touched(level["offsets"], level["neighbors"], np.array([-1, -1, 4, -1, -1], np.int32),
+                              last_touched, 7)
     assert last_touched.tolist() == [-1, 7, 7, 7, -1]
     clusters = np.arange(5, dtype=np.int32)
     cluster_zeta = level["zeta"].astype(np.int64)
@@ -140,10 +143,10 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
                  clusters, cluster_zeta, True, np.empty(5, np.int32), np.zeros((threads, 5), np.int64),
                  np.empty((threads, 5), np.int32))
     targets = arguments[8]
-    assert agglomeration._move_round(*arguments, np.full(5, -1, np.int32), -1) > 0  # all active: some move
+    assert host_moving._move_round(*arguments, np.full(5, -1, np.int32), -1) > 0  # all active: some move
     everyone = targets.copy()
     assert everyone[0] >= 0  # vertex 0 would move when looked at
-    assert agglomeration._move_round(*arguments, last_touched, 6) == np.count_nonzero(everyone[1:4] >= 0)
+    assert host_moving._move_round(*arguments, last_touched, 6) == np.count_nonzero(everyone[1:4] >= 0)
     assert targets[0] == -1 and targets[4] == -1 and np.array_equal(targets[1:4], everyone[1:4])
 
 
@@ -155,7 +158,7 @@ def test_no_vertex_moves_straight_back():
     moved = np.array([True, True, False, True])
     targets = np.array([3, 2, 1, 1], dtype=np.int32)  # 0 and 3 straight back, 1 on to 2, 2 to 1
     cluster_zeta = np.zeros(4, dtype=np.int64)
-    movers = agglomeration._apply_moves(clusters, targets, previous, moved, np.ones(4, dtype=np.int64), cluster_zeta)
+    movers = host_moving._apply_moves(clusters, targets, previous, moved, np.ones(4, dtype=np.int64), cluster_zeta)
     assert movers == 2 and clusters.tolist() == [1, 2, 1, 3] and targets.tolist() == [-1, 2, 1, -1]
     assert previous.tolist() == [1, 1, 3, 3] and moved.tolist() == [False, True, True, False]
     assert cluster_zeta.tolist() == [0, 2, 1, 1]
@@ -166,7 +169,7 @@ def test_contraction_keeps_modularity_and_matching_is_valid():
     are symmetric edges of positive merge gain; satellites join centres; local moving never loses."""
     graph = random_graph(5, n=300, m=900)
     level, _ = integer_level(graph)
-    partner = agglomeration.match_clusters(level, seed=3, depth=0, rounds=8)
+    partner = host.match_clusters(level, seed=3, depth=0, rounds=8)
     matched = np.flatnonzero(partner >= 0)
     assert matched.size > 100 and np.array_equal(partner[partner[matched]], matched)
     dense = graph.to_sparse()
@@ -176,22 +179,22 @@ def test_contraction_keeps_modularity_and_matching_is_valid():
         weight = int(level["weights"][level["offsets"][v] + np.searchsorted(
             level["neighbors"][level["offsets"][v]:level["offsets"][v + 1]], u)])
         assert dense[v, u] > 0 and two_omega * weight - zeta[v] * zeta[u] > 0
-    target = agglomeration.satellite_targets(level, partner)
-    centre = agglomeration.centres(level["offsets"], level["neighbors"], zeta)
+    target = host.satellite_targets(level, partner)
+    centre = host.centres(level["offsets"], level["neighbors"], zeta)
     joined = np.flatnonzero(target >= 0)
     assert np.all(partner[joined] < 0) and np.all(centre[joined] == 0) and np.all(centre[target[joined]] == 1)
-    mapping, count = agglomeration.group_map(partner, target)
+    mapping, count = host.group_map(partner, target)
     assert count == len(np.unique(mapping)) and count < graph.num_vertices
-    coarse = agglomeration.contract_level(level, mapping, count)
+    coarse = host.contract_level(level, mapping, count)
     assert int(coarse["zeta"].sum()) == two_omega
     rng = np.random.default_rng(0)
     for _ in range(5):
         coarse_clusters = rng.integers(0, 7, count).astype(np.int32)
-        assert agglomeration.scaled_modularity(coarse, coarse_clusters) == agglomeration.scaled_modularity(
+        assert host.scaled_modularity(coarse, coarse_clusters) == host.scaled_modularity(
             level, coarse_clusters[mapping])
     start = mapping.copy()
-    moved, value = agglomeration.local_moving(level, start, rounds=16, stale_rounds=3)
-    assert value == agglomeration.scaled_modularity(level, moved) >= agglomeration.scaled_modularity(level, start)
+    moved, value = host.local_moving(level, start, rounds=16, stale_rounds=3)
+    assert value == host.scaled_modularity(level, moved) >= host.scaled_modularity(level, start)
     assert modularity(graph, moved) == pytest.approx(value / two_omega**2, abs=1e-6)  # weights scaled by 2^29 / Ω
 
 
@@ -270,9 +273,9 @@ def test_bench_cluster_json(tmp_path):
 @pytest.mark.parametrize("name", CLUSTER_KERNELS)
 def test_clustering_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
-    from numba import boolean, int8, int32, int64, uint8
+    import importlib
 
-    from hgpart.graphs import gpu_agglomeration
+    from numba import boolean, int8, int32, int64, uint8
 
     i32, i64, i8, u8 = int32[::1], int64[::1], int8[::1], uint8[::1]
     edge = (i32, i32, i32, int64, i64, i32, i32, i8, i8)  # rows, neighbors, weights (int32), 2Ω, ζ, partner, ...
@@ -296,7 +299,8 @@ def test_clustering_kernels_compile_to_ptx(name):
         "square_sum_kernel": (i64, i64),
         "first_vertex_kernel": (i32, i32),
     }
-    ptx, _ = cuda.compile_ptx(getattr(gpu_agglomeration, name).py_func, signatures[name], cc=(9, 0))
+    module = importlib.import_module(f"hgpart.graphs.clustering.{CLUSTER_KERNELS[name]}")
+    ptx, _ = cuda.compile_ptx(getattr(module, name).py_func, signatures[name], cc=(9, 0))
     assert ".entry" in ptx
 
 
@@ -325,29 +329,29 @@ def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
 
     if not SIMULATED and not gpu_available():
         pytest.skip("no GPU")
-    from hgpart.graphs import gpu_agglomeration
+    from hgpart.graphs.clustering import device, device_contraction
 
     config = ClusterConfig(tries=2, ensemble_rounds=1, cycles=2, move_rounds=8) if SIMULATED else ClusterConfig()
     for name, graph in gpu_test_graphs():
-        host_level, host_scale = agglomeration.graph_level(graph)
-        device_level, device_scale = gpu_agglomeration.graph_level(graph)
+        host_level, host_scale = host.graph_level(graph)
+        device_level, device_scale = device.graph_level(graph)
         assert device_scale == host_scale and int(device_level["two_omega"]) == int(host_level["two_omega"]), name
         for key in ("offsets", "neighbors", "weights", "loops", "zeta"):
-            np.testing.assert_array_equal(gpu_agglomeration.to_host(device_level[key]), host_level[key])
+            np.testing.assert_array_equal(device.to_host(device_level[key]), host_level[key])
         # local moving alone; the GPU updates the inside weight from the movers' edges, the twin recounts it
-        host_best, host_value = agglomeration.local_moving(host_level, agglomeration.identity(graph.num_vertices), 8, 2)
-        device_best, device_value = gpu_agglomeration.local_moving(
-            device_level, gpu_agglomeration.identity(graph.num_vertices), 8, 2)
-        assert device_value == host_value == agglomeration.scaled_modularity(host_level, host_best), name
-        np.testing.assert_array_equal(gpu_agglomeration.to_host(device_best), host_best)
-        mapping, num_coarse = agglomeration.compact(host_best)
-        host_coarse = agglomeration.contract_level(host_level, mapping, num_coarse)
-        for packed_key_bits in (gpu_agglomeration.PACKED_KEY_BITS, 0):  # weights in the sort keys, then apart
-            monkeypatch.setattr(gpu_agglomeration, "PACKED_KEY_BITS", packed_key_bits)
-            device_coarse = gpu_agglomeration.contract_level(device_level, gpu_agglomeration.to_device(mapping),
+        host_best, host_value = host.local_moving(host_level, host.identity(graph.num_vertices), 8, 2)
+        device_best, device_value = device.local_moving(
+            device_level, device.identity(graph.num_vertices), 8, 2)
+        assert device_value == host_value == host.scaled_modularity(host_level, host_best), name
+        np.testing.assert_array_equal(device.to_host(device_best), host_best)
+        mapping, num_coarse = host.compact(host_best)
+        host_coarse = host.contract_level(host_level, mapping, num_coarse)
+        for packed_key_bits in (device_contraction.PACKED_KEY_BITS, 0):  # weights in the sort keys, then apart
+            monkeypatch.setattr(device_contraction, "PACKED_KEY_BITS", packed_key_bits)
+            device_coarse = device.contract_level(device_level, device.to_device(mapping),
                                                              num_coarse)
             for key in ("offsets", "neighbors", "weights", "loops", "zeta"):  # both canonical: rows sorted
-                np.testing.assert_array_equal(gpu_agglomeration.to_host(device_coarse[key]), host_coarse[key],
+                np.testing.assert_array_equal(device.to_host(device_coarse[key]), host_coarse[key],
                                               err_msg=f"{key}, {packed_key_bits}")
         monkeypatch.undo()
         cpu = cluster(graph, config, device="cpu")
@@ -357,9 +361,9 @@ def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
         assert np.array_equal(gpu.clusters, cpu.clusters), name
         assert gpu.modularity == cpu.modularity
     with pytest.raises(InputError, match="below 2\\^30"):  # a table slot holds a vertex's links in 32 bits
-        gpu_agglomeration.local_moving(dict(device_level, two_omega=1 << 31), device_best, 1, 1)
+        device.local_moving(dict(device_level, two_omega=1 << 31), device_best, 1, 1)
     with pytest.raises(InputError, match="below 2\\^30"):  # the matching reads the weights as int32
-        gpu_agglomeration.match_clusters(dict(device_level, two_omega=1 << 31), 0, 0, 1)
+        device.match_clusters(dict(device_level, two_omega=1 << 31), 0, 0, 1)
 
 
 

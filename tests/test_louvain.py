@@ -2,12 +2,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from hgpart.backends import backends_for
 from hgpart.coarsening import coarsen
 from hgpart.config import CoarseningConfig, make_config
 from hgpart.graphs.louvain import hypergraph_communities, louvain
 from hgpart.io import read_graph, read_hypergraph
 from hgpart.metrics import evaluate, max_block_weight
-from hgpart.multilevel import partition, v_cycle
+from hgpart.multilevel import Level, partition, v_cycle
+from hgpart.policy import Policy
 
 from .conftest import DATA
 
@@ -65,6 +67,8 @@ def test_v_cycle_never_worsens_the_objective():
     config = make_config(4, preset="fast")
     start = partition(hypergraph, 4, config=config)
     bound = np.full(4, max_block_weight(hypergraph.total_vertex_weight, 4, 0.03))
-    improved = v_cycle(hypergraph, start.partition, 4, 0.03, bound, config, False)
+    backends = backends_for("cpu")
+    input_level = Level(hypergraph, place="host", host=hypergraph)
+    improved = v_cycle(input_level, start.partition, bound, Policy(config, "cpu", hypergraph.num_pins), backends)
     after = evaluate(hypergraph, improved, 4, 0.03)
     assert after.balanced and after.km1 <= start.metrics.km1

@@ -5,7 +5,9 @@ import pytest
 import scipy.sparse.csgraph as csgraph
 
 from hgpart import Graph
-from hgpart.graphs.spanning_forest import NO_EDGE, find_roots, hook, least_edges, minimum_spanning_forest
+from hgpart.graphs.spanning_forest import minimum_spanning_forest
+from hgpart.graphs.spanning_forest.common import NO_EDGE
+from hgpart.graphs.spanning_forest.host import find_roots, hook, least_edges
 from hgpart.io import read_graph
 
 from .conftest import DATA, SHARED
@@ -142,14 +144,14 @@ def test_mst_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
     from numba import int32, int64, uint8
 
-    from hgpart.graphs import gpu_spanning_forest
+    from hgpart.graphs.spanning_forest import device
 
     vector, edges = int32[::1], int32[:, ::1]
     signatures = {"least_edge_kernel": (edges, vector), "hook_kernel": (vector, edges, vector, uint8[::1]),
                   "jump_kernel": (vector,), "relabel_kernel": (edges, vector, vector),
                   "relabel_pair_kernel": (edges, vector, int64, int64[::1], int64, vector, vector),
                   "first_of_pair_kernel": (vector, vector, vector), "compact_kernel": (vector, edges, edges)}
-    ptx, _ = cuda.compile_ptx(getattr(gpu_spanning_forest, name).py_func, signatures[name], cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(getattr(device, name).py_func, signatures[name], cc=(9, 0))
     assert ".entry" in ptx
 
 

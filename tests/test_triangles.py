@@ -122,7 +122,7 @@ def test_triangle_kernels_compile_to_ptx(name):
     cuda = pytest.importorskip("numba.cuda")
     from numba import int32, int64
 
-    from hgpart.graphs import gpu_triangles
+    from hgpart.graphs.triangles import device, device_count
 
     plan = (int64[::1], int32[::1], int64[::1], int32[::1], int32[::1], int64[::1], int32[::1], int64[::1],
             int32[::1], int64)
@@ -130,7 +130,7 @@ def test_triangle_kernels_compile_to_ptx(name):
     signatures = {"small_kernel": plan + outputs + (int32[:, ::1], int64),
                   "large_kernel": plan + outputs + (int64, int32[:, ::1], int64),
                   "orient_kernel": plan[1:7] + (int64[::1], int64[::1], int64[::1])}
-    ptx, _ = cuda.compile_ptx(getattr(gpu_triangles, name).py_func, signatures[name], cc=(9, 0))
+    ptx, _ = cuda.compile_ptx(getattr(device if name == "orient_kernel" else device_count, name).py_func, signatures[name], cc=(9, 0))
     assert "shfl.sync" in ptx or "vote.sync" in ptx  # warp scans, sums and ballots
 
 
@@ -192,7 +192,7 @@ def test_gpu_triangles_equal_the_cpu_twin():
 def test_chunk_plan_gives_each_chunk_its_vertex():
     """plan_chunks against the definition, with vertices of degree 0 anywhere (their first chunk is their
     successor's)."""
-    from hgpart.graphs.triangles import plan_chunks
+    from hgpart.graphs.triangles.plan import plan_chunks
 
     generator = np.random.default_rng(3)
     for _ in range(100):

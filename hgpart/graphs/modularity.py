@@ -1,4 +1,5 @@
-"""Modularity of a clustering, and the integer weights the clustering works with."""
+"""Modularity of a clustering, and the integer weights the modularity clustering (:mod:`.clustering`) works
+with: its level 0, the same on both devices."""
 
 from __future__ import annotations
 
@@ -28,8 +29,20 @@ def _modularity_terms(offsets, neighbors, edge_weights, clusters, num_clusters):
 
 
 def modularity(graph: Graph, clusters: np.ndarray) -> float:
-    """Newman-Girvan modularity Σ_C [ω(E(C)) / Ω - (ζ(C) / 2Ω)²] of ``clusters`` (int[n], ids >= 0) on the
-    graph's own (float64) weights; 0 for a graph without edges."""
+    """Newman-Girvan modularity Σ_C [ω(E(C)) / Ω - (ζ(C) / 2Ω)²] of a clustering on the graph's own weights.
+
+    Parameters
+    ----------
+    graph : Graph
+        Undirected, float64 weights.
+    clusters : int[num_vertices]
+        Cluster ids >= 0.
+
+    Returns
+    -------
+    float
+        0 for a graph without edges.
+    """
     clusters = np.ascontiguousarray(clusters, dtype=np.int64)
     num_clusters = int(clusters.max()) + 1 if clusters.size else 0
     inside, total, squares = _modularity_terms(graph.offsets, graph.neighbors, graph.edge_weights, clusters,
@@ -98,7 +111,8 @@ def _integer_weights(offsets, weights, scale):
 
 
 def integer_level(graph: Graph, scale: float | None = None) -> tuple[dict, float]:
-    """The graph as level 0 of the clustering (see :mod:`.agglomeration`) and the weight scale used.
+    """The graph as level 0 of the clustering (a level dict, see :mod:`.clustering.host`) and the weight
+    scale used.
 
     Integer weights are kept when 2Ω < 2^30; other weights are scaled so that 2Ω is about 2^29 and rounded
     (positive weights to at least 1), which changes modularity by about 2^-29 relative. Negative weights

@@ -1,39 +1,45 @@
-"""Triangle counting and listing on the GPU (seed 004), vertex-centric with hash tables in shared memory;
-the algorithm and the task order are described in :mod:`.triangles`.
+"""The counting and listing kernels of the triangle code on the GPU: vertex-centric, with hash tables in
+shared memory. The twins of :func:`.host.count_triangles_cpu` and :func:`.host.list_triangles_cpu`;
+:class:`.device.DeviceSteps` launches them.
 
-Orientation (``orient_kernel``): one pass, a warp per ORIENT_CHUNKS chunks of 32 input entries at a
-time (four chains of dependent loads in flight), a lane per entry, counts each chunk's entries ranked above
-its rank (a ballot) and writes their keys (x << 32 | w) at a place its block reserves with one atomic per
-round; CUB's radix sort (CuPy) then orders them into N+ by rank, each row ascending, and a scan of the
-chunk counts gives the row offsets. Chunks, not rows, so a hub's row is spread over many warps.
+The method follows T. M. Low, V. N. Rao, M. Lee, D. Popovici, F. Franchetti and S. McMillan, "First look:
+linear algebra-based triangle counting without matrix multiplication", IEEE HPEC 2017, and a report that
+extends it to enumeration; :mod:`.driver` describes the algorithm and the task order.
 
-Counting: a task is a chunk of the input row of a rank x. ``small_kernel`` gives each warp its own chunks
-and its own table (x with at most ``small_out`` out-neighbours); ``large_kernel`` gives a block of 8 warps
-a group of up to 32 chunks of one x, which its warps take in turn (a shared counter), and a shared table
-filled once per piece of N+(x). Tables hold at most a quarter of their slots (a look-up ends at its first
-slot 3 times in 4, and the warp waits for its longest probe). A lane whose entry u is an in-neighbour of x
-finds the run of N+(u) within the piece's range (two binary searches; runs of up to 32 members are taken
-whole, their members outside the range simply miss); an inclusive warp scan lays the runs end to end, and
-at each step lane l takes entries 128 s + l + 32 j (j < 4), its row found from its previous one (the row,
-its end and its start stay in registers; shared memory is read only when the row changes, and only the
-last step checks for entries past the end): the four loads and then the four first probes go out
-together, and the loads are side by side across the lanes. The hot path is 32-bit: numba widens integer
-arithmetic to 64 bits and wraps negative indices, so slots, rows and entries are cast to int32 and shared
-memory is indexed with uint32 (R-MAT 2^23 on the H100: count 138 -> 108 ms).
+A task is a chunk of the input row of a rank x. ``small_kernel`` gives each warp its own chunks and its
+own table (x with at most ``small_out`` out-neighbours); ``large_kernel`` gives a block of 8 warps a group
+of up to 32 chunks of one x, which its warps take in turn (a shared counter), and a shared table filled
+once per piece of N+(x). Tables hold at most a quarter of their slots (a look-up ends at its first slot 3
+times in 4, and the warp waits for its longest probe). A lane whose entry u is an in-neighbour of x finds
+the run of N+(u) within the piece's range (two binary searches; runs of up to 32 members are taken whole,
+their members outside the range simply miss); an inclusive warp scan lays the runs end to end, and at each
+step lane l takes entries 128 s + l + 32 j (j < 4), its row found from its previous one (the row, its end
+and its start stay in registers; shared memory is read only when the row changes, and only the last step
+checks for entries past the end): the four loads and then the four first probes go out together, and the
+loads are side by side across the lanes. The hot path is 32-bit: numba widens integer arithmetic to 64
+bits and wraps negative indices, so slots, rows and entries are cast to int32 and shared memory is indexed
+with uint32, which makes the count markedly faster.
+
 Each hit w counts on its table slot (shared atomics) and on the lane's tally of its row; after the chunk
 the rows and slots with hits add to ``per_vertex`` (one global atomic each) and the chunk's count to x.
-Listing re-runs the chunks of a range and writes each hit at the chunk's offset plus the warp's ballot
-prefix.
+Listing (mode WRITE) re-runs the chunks of a range and writes each hit at the chunk's offset plus the
+warp's ballot prefix.
+
+The kernels' arrays are those of :class:`.plan.TrianglePlan` (``chunk_vertex`` int32[num_chunks],
+``chunk_first`` int64[n + 1], ``order``, ``rank`` int32[n], ``offsets`` int64[n + 1], ``neighbors``
+int32[2m], ``out_offsets`` int64[n + 1], ``out_neighbors`` int32[m]), the tasks (``tasks``, ``groups``
+int64), and the outputs ``per_vertex`` int64[n] (by rank), ``chunk_counts`` int64[num_chunks],
+``chunk_offsets`` int64[num_chunks + 1] and ``triangles`` int32[t, 3].
 """
 
 from __future__ import annotations
 
-import numpy as np
 from numba import cuda, int32, int64, uint32
 
-from ..cuda.arrays import SM_COUNT, SIMULATED, allow_dynamic_shared, cached_kernel, kernel_view, to_device, to_host, xp
-from ..cuda.warp import FULL_MASK, WARP_SIZE, lane_id, lanes_below, warp_inclusive_scan, warp_sum
-from .triangles import GROUP_CHUNKS, TrianglePlan, _chunk_entries, _put_sorted, _run_bounds
+from ...cuda.arrays import SIMULATED, cached_kernel
+from ...cuda.warp import FULL_MASK, WARP_SIZE, lane_id, lanes_below, warp_inclusive_scan, warp_sum
+from . import common
+from .common import GROUP_CHUNKS
 
 SMALL_WARPS = 8
 LARGE_WARPS = 8
@@ -42,13 +48,14 @@ LARGE_ROWS = LARGE_WARPS * WARP_SIZE
 EMPTY = -1
 COUNT, WRITE = 0, 1
 HASH_MULTIPLIER = 2654435761  # Knuth's multiplicative hash
-COUNT_REGISTERS = 64  # measured on the H100 (R-MAT 2^23): 48 -> 184 ms, 56 -> 167, 64 -> 163
-count_jit = cached_kernel if SIMULATED else cuda.jit(max_registers=COUNT_REGISTERS, cache=True)  # the simulator takes no limit
+COUNT_REGISTERS = 64  # registers per thread of the count kernels: lower limits (48, 56) made them slower
+# the kernels' decorator: the register limit on a GPU; the simulator takes no limit
+count_jit = cached_kernel if SIMULATED else cuda.jit(max_registers=COUNT_REGISTERS, cache=True)
 SCAN_WHOLE = 32  # runs of N+(u) up to this long are looked up whole, without binary searches
 
-put_sorted = cuda.jit(device=True, inline=True)(_put_sorted)
-run_bounds = cuda.jit(device=True, inline=True)(_run_bounds)
-chunk_entries = cuda.jit(device=True, inline=True)(_chunk_entries)
+put_sorted = cuda.jit(device=True, inline=True)(common.put_sorted)
+run_bounds = cuda.jit(device=True, inline=True)(common.run_bounds)
+chunk_entries = cuda.jit(device=True, inline=True)(common.chunk_entries)
 
 
 def table_slots(members: int) -> int:
@@ -412,175 +419,3 @@ def large_kernel(groups, chunk_vertex, chunk_first, order, rank, offsets, neighb
             if found:
                 cuda.atomic.add(per_vertex, x, found)
 
-
-ORIENT_WARPS = 8
-ORIENT_CHUNKS = 4  # chunks per warp per round: four independent chains of loads in flight
-
-
-@cuda.jit(device=True, inline=True)
-def _upward(chunk, lane, chunk_vertex, chunk_first, order, rank, offsets, neighbors):
-    """(key, ballot) for this lane's entry of ``chunk``: ballot marks the lanes whose neighbour ranks above
-    the chunk's rank x, and their key is x << 32 | that rank. Every lane must call it (a ballot)."""
-    key = int64(0)
-    upward = False
-    if chunk < chunk_vertex.shape[0]:
-        x, entry_first, entry_stop = chunk_entries(chunk, chunk_vertex, chunk_first, order, offsets)
-        if entry_first + lane < entry_stop:
-            neighbor = rank[neighbors[entry_first + lane]]
-            upward = neighbor > x
-            key = (int64(x) << 32) | int64(neighbor)
-    return key, cuda.ballot_sync(FULL_MASK, upward)
-
-
-@cuda.jit(device=True, inline=True)
-def _put_upward(keys, position, key, ballot, lane):
-    """Write this lane's key at ``position`` plus its place among the ballot's lanes, when it is set."""
-    if (ballot >> lane) & 1:
-        place = position + lanes_below(ballot, lane)
-        if place < keys.shape[0]:
-            keys[place] = key
-
-
-@cached_kernel
-def orient_kernel(chunk_vertex, chunk_first, order, rank, offsets, neighbors, chunk_counts, keys, cursor):
-    """One pass: a warp takes ORIENT_CHUNKS chunks a round, a lane an entry of each; chunk_counts[c] = the
-    chunk's entries ranked above its rank x (a ballot), and their keys (x << 32 | their rank) go to keys at
-    a place the block reserves with one atomic on ``cursor`` per round. The keys' order is then arbitrary;
-    the sort that follows orders them."""
-    warp_starts = cuda.shared.array(ORIENT_WARPS, int64)
-    lane = lane_id()
-    warp = cuda.threadIdx.x // WARP_SIZE
-    round_chunks = ORIENT_WARPS * ORIENT_CHUNKS
-    for round_first in range(cuda.blockIdx.x * round_chunks, chunk_vertex.shape[0], cuda.gridDim.x * round_chunks):
-        first = round_first + warp * ORIENT_CHUNKS
-        key0, ballot0 = _upward(first, lane, chunk_vertex, chunk_first, order, rank, offsets, neighbors)
-        key1, ballot1 = _upward(first + 1, lane, chunk_vertex, chunk_first, order, rank, offsets, neighbors)
-        key2, ballot2 = _upward(first + 2, lane, chunk_vertex, chunk_first, order, rank, offsets, neighbors)
-        key3, ballot3 = _upward(first + 3, lane, chunk_vertex, chunk_first, order, rank, offsets, neighbors)
-        count0 = cuda.popc(ballot0)
-        count1 = cuda.popc(ballot1)
-        count2 = cuda.popc(ballot2)
-        count3 = cuda.popc(ballot3)
-        if lane < ORIENT_CHUNKS and first + lane < chunk_vertex.shape[0]:
-            chunk_counts[first + lane] = (count0 if lane == 0 else count1 if lane == 1 else
-                                          count2 if lane == 2 else count3)
-        if lane == 0:
-            warp_starts[warp] = count0 + count1 + count2 + count3
-        cuda.syncthreads()
-        if cuda.threadIdx.x == 0:
-            running = int64(0)
-            for other in range(ORIENT_WARPS):
-                count = warp_starts[other]
-                warp_starts[other] = running
-                running += count
-            start = cuda.atomic.add(cursor, 0, running)
-            for other in range(ORIENT_WARPS):
-                warp_starts[other] += start
-        cuda.syncthreads()
-        position = warp_starts[warp]
-        _put_upward(keys, position, key0, ballot0, lane)
-        _put_upward(keys, position + count0, key1, ballot1, lane)
-        _put_upward(keys, position + count0 + count1, key2, ballot2, lane)
-        _put_upward(keys, position + count0 + count1 + count2, key3, ballot3, lane)
-
-
-def _blocks(tasks: int, per_block: int) -> int:
-    if SIMULATED:
-        return 2
-    return max(1, min((tasks + per_block - 1) // per_block, SM_COUNT * 16))
-
-
-class DeviceSteps:
-    @staticmethod
-    def module():
-        return xp()
-
-    @staticmethod
-    def to_device(array):
-        return to_device(array)
-
-    @staticmethod
-    def to_host(array):
-        return to_host(array)
-
-    @staticmethod
-    def synchronize():
-        if not SIMULATED:
-            cuda.synchronize()
-
-    @staticmethod
-    def orient(offsets, neighbors, rank, order, chunk_first, chunk_vertex):
-        """N+ by rank: one pass counts each chunk's upward entries and writes their keys (x << 32 | w) at
-        places reserved per block, CUB's radix sort (CuPy) orders them, and a scan of the chunk counts gives
-        out_offsets (chunks are in rank order). A Graph holds each edge in both directions, so exactly half
-        the entries point upward. (R-MAT 2^23 on the H100: 13.0 ms in all, where two passes, a count and then
-        a write at scanned places, took 17.5; a segmented sort, a warp per row of up to 32 and a block per
-        longer row, took 28 ms where this sort takes 8.4.)"""
-        array = xp()
-        num_chunks = chunk_vertex.shape[0]
-        upward = neighbors.shape[0] // 2
-        chunk_counts = array.empty(num_chunks, dtype=np.int64)
-        keys = array.empty(max(1, upward), dtype=np.int64)
-        if num_chunks:
-            cursor = array.zeros(1, dtype=np.int64)
-            orient_kernel[_blocks(num_chunks, ORIENT_WARPS * ORIENT_CHUNKS), ORIENT_WARPS * WARP_SIZE](
-                kernel_view(chunk_vertex), kernel_view(chunk_first), kernel_view(order), kernel_view(rank),
-                kernel_view(offsets), kernel_view(neighbors), kernel_view(chunk_counts), kernel_view(keys),
-                kernel_view(cursor))
-            written = int(to_host(cursor)[0])
-            if written != upward:
-                raise ValueError(f"{written} of {neighbors.shape[0]} adjacency entries point upward, not half: "
-                                 "the graph is not symmetric")
-        keys = keys[:upward]
-        keys.sort()  # in place: no copy of the 8 bytes per edge
-        chunk_offsets = array.zeros(num_chunks + 1, dtype=np.int64)
-        chunk_offsets[1:] = array.cumsum(chunk_counts)
-        return chunk_offsets[chunk_first], array.ascontiguousarray(keys.view(np.int32)[0::2])  # w: low words
-
-    @staticmethod
-    def _launch(plan: TrianglePlan, small_tasks, large_groups, per_vertex, chunk_counts, chunk_offsets, first_chunk,
-                last_chunk, triangles, mode):
-        common = (kernel_view(plan.chunk_vertex), kernel_view(plan.chunk_first), kernel_view(plan.order),
-                  kernel_view(plan.rank), kernel_view(plan.offsets), kernel_view(plan.neighbors),
-                  kernel_view(plan.out_offsets), kernel_view(plan.out_neighbors))
-        outputs = (kernel_view(per_vertex), kernel_view(chunk_counts), kernel_view(chunk_offsets))
-        if small_tasks.shape[0]:
-            capacity = table_slots(plan.config.small_out)
-            nbytes = SMALL_WARPS * 2 * capacity * 4
-            arguments = (kernel_view(small_tasks), *common, capacity, *outputs, first_chunk, kernel_view(triangles),
-                         mode)
-            allow_dynamic_shared(small_kernel, arguments, nbytes)
-            small_kernel[_blocks(small_tasks.shape[0], SMALL_WARPS), SMALL_ROWS, 0, nbytes](*arguments)
-        if large_groups.shape[0]:
-            capacity = table_slots(plan.config.piece)
-            nbytes = 2 * capacity * 4
-            arguments = (kernel_view(large_groups), *common, plan.config.piece, *outputs, first_chunk, last_chunk,
-                         kernel_view(triangles), mode)
-            allow_dynamic_shared(large_kernel, arguments, nbytes)
-            large_kernel[_blocks(large_groups.shape[0], 1), LARGE_ROWS, 0, nbytes](*arguments)
-
-    @staticmethod
-    def count(plan: TrianglePlan):
-        array = xp()
-        per_vertex = array.zeros(plan.rank.shape[0], dtype=np.int64)
-        chunk_counts = array.zeros(plan.num_chunks, dtype=np.int64)
-        unused_offsets = array.zeros(1, dtype=np.int64)  # distinct arrays: the simulator copies each one back
-        unused_triangles = array.zeros((1, 3), dtype=np.int32)
-        DeviceSteps._launch(plan, plan.small_chunks, plan.large_groups, per_vertex, chunk_counts, unused_offsets, 0,
-                            plan.num_chunks, unused_triangles, COUNT)
-        return chunk_counts, per_vertex
-
-    @staticmethod
-    def list(plan: TrianglePlan, chunk_offsets, first_chunk, last_chunk):
-        array = xp()
-        total = int(chunk_offsets[last_chunk] - chunk_offsets[first_chunk])
-        triangles = array.empty((total, 3), dtype=np.int32)
-        small_first, small_stop = to_host(array.searchsorted(plan.small_chunks, array.asarray(
-            [first_chunk, last_chunk], dtype=np.int64))).tolist()
-        groups_first, groups_stop = to_host(array.searchsorted(plan.large_groups, array.asarray(
-            [first_chunk - GROUP_CHUNKS + 1, last_chunk], dtype=np.int64))).tolist()
-        small = plan.small_chunks[small_first:small_stop]
-        groups = plan.large_groups[groups_first:groups_stop]
-        DeviceSteps._launch(plan, small, groups, array.zeros(1, dtype=np.int64), array.zeros(1, dtype=np.int64),
-                            chunk_offsets, first_chunk, last_chunk, triangles, WRITE)
-        return triangles

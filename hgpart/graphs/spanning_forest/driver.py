@@ -1,13 +1,16 @@
-"""Minimum spanning forest by Borůvka from data-parallel primitives (seed 003), on the GPU or its CPU twin.
+"""Minimum spanning forest by Borůvka's algorithm from data-parallel primitives, on the GPU or its CPU twin:
+the driver shared by both devices' steps (:mod:`.device`, :mod:`.host`).
 
-The graph is an edge list; each undirected edge has an id (its index) and the total order (weight, id),
-so the minimum spanning forest is unique and both devices find the same one. The edges are sorted once
-into that order (a stable sort by weight) and every later step keeps them in it, so an edge's position
-in the current list orders it as its rank does. One Borůvka step on the current supervertex graph
-(``edges``: int32[3, E], each undirected edge's two supervertices and its input id):
+The steps follow V. Vineet, P. Harish, S. Patidar and P. J. Narayanan, "Fast Minimum Spanning Tree for
+Large Graphs on the GPU", High Performance Graphics 2009. The graph is an edge list; each undirected edge
+has an id (its index) and the total order (weight, id), so the minimum spanning forest is unique and both
+devices find the same one. The edges are sorted once into that order (a stable sort by weight) and every
+later step keeps them in it, so an edge's position in the current list orders it as its rank does. One
+Borůvka step on the current supervertex graph (``edges``: int32[3, E], each undirected edge's two
+supervertices and its input id):
 
-1. every supervertex's lightest edge: a segmented minimum of edge positions over both ends (seed 003's
-   segmented min-scan; an ``atomic.min`` pass on the GPU), whose other end is its successor;
+1. every supervertex's lightest edge: a segmented minimum of edge positions over both ends (the segmented
+   min-scan of Vineet et al. (2009); an ``atomic.min`` pass on the GPU), whose other end is its successor;
 2. the successor graph has only 2-cycles (S(S(u)) = u); the smaller of the two becomes the root; every
    other supervertex's chosen edge joins the forest;
 3. pointer jumping (S <- S o S, in place) takes every supervertex to its root (representative);
@@ -17,8 +20,7 @@ in the current list orders it as its rank does. One Borůvka step on the current
    supervertices that have edges: before that, parallel edges are rare (or removed soon as self edges) and
    the reduction costs more than it saves. Both devices hash the pairs.
 
-The steps run on ``numpy`` with numba loops (CPU twin) or on CuPy with numba.cuda kernels
-(:mod:`.gpu_spanning_forest`); the loop repeats until no edge is left.
+The loop repeats until no edge is left.
 """
 
 from __future__ import annotations
@@ -26,16 +28,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-import numba
 import numpy as np
 
-from ..cuda.arrays import prepare_uploads
-from ..hypergraph import Graph
-from .agglomeration import first_appearance
+from ...cuda.arrays import prepare_uploads
+from ...hypergraph import Graph
+from ..clustering.host import first_appearance
+from .common import NO_EDGE
+from .host import HostSteps
 
-NO_EDGE = np.iinfo(np.int32).max
 DENSE_PAIRS = 1 / 4   # reduce parallel edges once the edges number this share of the supervertex pairs
-PAIR_HASH = 0x9E3779B97F4A7C15 - (1 << 64)  # golden-ratio multiplicative hash, as a (wrapping) int64
 
 
 @dataclass
@@ -71,140 +72,20 @@ class ForestResult:
     device: str = "cpu"
 
 
-@numba.njit(cache=True)
-def least_edges(edges, num_vertices):
-    """Step 1: the first (lightest) edge at each supervertex, NO_EDGE where none.
-
-    edges int32[3, E] (source, target, input id) -> int32[num_vertices]."""
-    least = np.full(num_vertices, NO_EDGE, dtype=np.int32)
-    for edge in range(edges.shape[1]):
-        for end in range(2):
-            if edge < least[edges[end, edge]]:
-                least[edges[end, edge]] = edge
-    return least
-
-
-def _hook_vertex(least, edges, parent, in_forest, vertex):
-    """parent[vertex] = its successor (the other end of its lightest edge; itself without one), but itself
-    for the smaller end of a 2-cycle; a non-root marks its edge in ``in_forest`` (by input id). Shared by
-    both devices."""
-    edge = least[vertex]
-    other = vertex if edge == NO_EDGE else edges[0, edge] + edges[1, edge] - vertex
-    if other > vertex:  # other has an edge (this one): is its successor vertex?
-        back = least[other]
-        if edges[0, back] + edges[1, back] - other == vertex:
-            other = vertex
-    parent[vertex] = other
-    if other != vertex:
-        in_forest[edges[2, edge]] = 1
-
-
-hook_vertex = numba.njit(inline="always")(_hook_vertex)
-
-
-@numba.njit(cache=True)
-def hook(least, edges, in_forest):
-    """Step 2: each supervertex's parent. least int32[n], edges int32[3, E], in_forest uint8[m] -> int32[n]."""
-    parent = np.empty(least.shape[0], dtype=np.int32)
-    for vertex in range(least.shape[0]):
-        hook_vertex(least, edges, parent, in_forest, vertex)
-    return parent
-
-
-@numba.njit(cache=True)
-def find_roots(parent):
-    """Step 3: parent[v] = the root of v's tree, in place (find with path compression)."""
-    for vertex in range(parent.shape[0]):
-        root = vertex
-        while parent[root] != root:
-            root = parent[root]
-        while parent[vertex] != root:
-            above = parent[vertex]
-            parent[vertex] = root
-            vertex = above
-
-
-def _pair_slot(source, target, num_vertices, shift, mask):
-    """The 64-bit key of the supervertex pair {source, target} and its home slot in a table of mask + 1 =
-    2^(64 - shift) slots (the top bits of a multiplicative hash). Shared by both devices."""
-    key = numba.int64(min(source, target)) * num_vertices + max(source, target)
-    return key, ((key * PAIR_HASH) >> shift) & mask
-
-
-pair_slot = numba.njit(inline="always")(_pair_slot)
-
-
-@numba.njit(cache=True)
-def contract_edges(edges, label, num_vertices, reduce_pairs):
-    """Step 5 on the CPU, one pass in order: the edges relabelled, self edges dropped and, when
-    ``reduce_pairs``, every edge whose supervertex pair an earlier (lighter) edge already holds (a hash set
-    of pairs, as on the GPU). int32[3, E] -> int32[3, E']."""
-    count = edges.shape[1]
-    kept = np.empty((3, count), dtype=np.int32)
-    bits = 1
-    while (1 << bits) < 2 * count:
-        bits += 1
-    pairs = np.full((1 << bits) if reduce_pairs else 1, -1, dtype=np.int64)
-    mask = pairs.shape[0] - 1
-    found = 0
-    for edge in range(count):
-        source, target = label[edges[0, edge]], label[edges[1, edge]]
-        if source == target:
-            continue
-        if reduce_pairs:
-            key, slot = pair_slot(source, target, num_vertices, 64 - bits, mask)
-            while pairs[slot] != -1 and pairs[slot] != key:
-                slot = (slot + 1) & mask
-            if pairs[slot] == key:
-                continue
-            pairs[slot] = key
-        kept[0, found], kept[1, found], kept[2, found] = source, target, edges[2, edge]
-        found += 1
-    return kept[:, :found].copy()
-
-
-class _HostSteps:
-    """The CPU twin's array module and steps."""
-
-    least_edges = staticmethod(least_edges)
-    hook = staticmethod(hook)
-    find_roots = staticmethod(find_roots)
-
-    @staticmethod
-    def module():
-        return np
-
-    @staticmethod
-    def to_host(array):
-        return array
-
-    @staticmethod
-    def to_device(array):
-        return array
-
-    @staticmethod
-    def argsort(keys):
-        return np.argsort(keys, kind="stable")
-
-    @staticmethod
-    def synchronize():
-        pass
-
-    contract = staticmethod(contract_edges)
-
-
 def _steps(device: str):
+    """The steps of ``device``: :class:`.device.DeviceSteps` for "gpu" (imported on first use: it needs
+    numba.cuda), else :class:`.host.HostSteps`."""
     if device == "gpu":
-        from . import gpu_spanning_forest
+        from .device import DeviceSteps
 
-        return gpu_spanning_forest.DeviceSteps
-    return _HostSteps
+        return DeviceSteps
+    return HostSteps
 
 
 def _boruvka(steps, num_vertices: int, edges):
     """Borůvka steps until no edge is left. ``edges``: int32[3, m], the input's edges (source, target, id)
     in the order (weight, id). Returns (in_forest uint8[m] by input id, component of each vertex as a host
-    array, steps)."""
+    array, the number of Borůvka steps)."""
     xp = steps.module()
     n = num_vertices
     component = xp.arange(n, dtype=np.int32)  # supervertex of each input vertex

@@ -1,14 +1,23 @@
-"""The GPU steps of Borůvka (seed 003): numba.cuda kernels for the segmented minimum, hooking, pointer
-jumping and contraction; CuPy for the one sort, the scans and the gathers. Few kernels with few arguments
-(each array passed costs a launch tens of microseconds): the edges travel as one int32[3, E] array.
+"""The Borůvka steps on the GPU: numba.cuda kernels for the segmented minimum, hooking, pointer jumping and
+contraction; CuPy for the one sort, the scans and the gathers. The twin of :mod:`.host`: same arguments,
+same results.
+
+The steps follow V. Vineet, P. Harish, S. Patidar and P. J. Narayanan, "Fast Minimum Spanning Tree for
+Large Graphs on the GPU", High Performance Graphics 2009 (see :mod:`.driver`). Few kernels with few
+arguments (each array passed costs a launch tens of microseconds): the edges travel as one int32[3, E]
+array.
 
 The edges stay in the order (weight, edge id), so an edge's position orders it as its rank does and the
-segmented minimum is one edge-parallel pass of ``atomic.min`` on positions (read first, so a hub's many
-edges cost few atomics): a supervertex with a million edges costs what a million supervertices with one
-edge each cost. Pointer jumping runs in place in one kernel (every write points further up the same tree,
-so no round needs the host). Parallel edges are reduced without a sort: each supervertex pair claims a slot
-of a hash table (``atomic.cas``) and the least position per slot (``atomic.min``) survives. The order is
-total, so every result equals the CPU twin's.
+segmented minimum of Vineet et al. (2009) is one edge-parallel pass of ``atomic.min`` on positions (read
+first, so a hub's many edges cost few atomics): a supervertex with a million edges costs what a million
+supervertices with one edge each cost. Pointer jumping runs in place in one kernel (every write points
+further up the same tree, so no round needs the host). Parallel edges are reduced without a sort: each
+supervertex pair claims a slot of a hash table (``atomic.cas``) and the least position per slot
+(``atomic.min``) survives. The order is total, so every result equals the CPU twin's.
+
+The kernels' arrays: ``edges`` int32[3, E] (source, target, input id); ``least``, ``parent``, ``label``
+int32[n] for the n supervertices; ``in_forest`` uint8[m] by input id; ``keep``, ``positions``, ``slots``
+int32[E]; ``keys`` int64[2^bits] and ``first`` int32[2^bits] (the pair table); ``kept_edges`` int32[3, E'].
 """
 
 from __future__ import annotations
@@ -16,14 +25,14 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ..cuda.arrays import cached_kernel, grid, kernel_view, to_device, to_host, xp
-from .spanning_forest import NO_EDGE, _hook_vertex, _pair_slot
+from ...cuda.arrays import cached_kernel, grid, kernel_view, to_device, to_host, xp
+from . import common
+from .common import NO_EDGE
 
 NO_SLOT = -1
 
-
-hook_vertex = cuda.jit(device=True, inline=True)(_hook_vertex)
-pair_slot = cuda.jit(device=True, inline=True)(_pair_slot)
+hook_vertex = cuda.jit(device=True, inline=True)(common.hook_vertex)
+pair_slot = cuda.jit(device=True, inline=True)(common.pair_slot)
 
 
 @cached_kernel

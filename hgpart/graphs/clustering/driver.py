@@ -1,10 +1,13 @@
-"""Modularity clustering: the driver shared by the GPU path and its njit CPU twin.
+"""Modularity clustering: the driver shared by the GPU steps (:mod:`.device`) and their njit CPU twin
+(:mod:`.host`).
 
-One cycle: agglomerate (seed 002: match clusters by merge gain, satellites join centres, contract) until a
-level merges almost nothing; take the level of highest modularity; then, from that level down to the
-cycle's finest level, project the clusters and improve them by local moving (the refinement seed 002 left
-out). Further cycles start from the graph contracted by the clusters found (as Louvain's levels do) and
-refine all the way down to the input again (a V-cycle), while modularity improves.
+One cycle: agglomerate (match clusters by merge gain, satellites join centres, contract: B. O. Fagginger
+Auer and R. H. Bisseling, "Graph Coarsening and Clustering on the GPU", 10th DIMACS Implementation
+Challenge, 2012) until a level merges almost nothing; take the level of highest modularity; then, from that
+level down to the cycle's finest level, project the clusters and improve them by local moving (the
+refinement Fagginger Auer and Bisseling (2012) leave out). Further cycles start from the graph contracted by
+the clusters found (as Louvain's levels do) and refine all the way down to the input again (a V-cycle),
+while modularity improves.
 
 Both devices run the same steps with the same integer arithmetic, so they return the same clustering.
 """
@@ -16,11 +19,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config import ClusterConfig
-from ..cuda.arrays import prepare_uploads
-from ..hypergraph import Graph
-from .agglomeration import stale_threshold
-from .modularity import modularity
+from ...config import ClusterConfig
+from ...cuda.arrays import prepare_uploads
+from ...hypergraph import Graph
+from ..modularity import modularity
+from .common import stale_threshold
 
 
 @dataclass
@@ -50,13 +53,13 @@ class ClusterResult:
 
 
 def _backend(device: str):
+    """The step module of ``device``: :mod:`.device` for "gpu", :mod:`.host` otherwise (imported on first
+    use: the GPU modules need numba.cuda)."""
     if device == "gpu":
-        from . import gpu_agglomeration
-
-        return gpu_agglomeration
-    from . import agglomeration
-
-    return agglomeration
+        from . import device as steps
+    else:
+        from . import host as steps
+    return steps
 
 
 def _num_vertices(level: dict) -> int:

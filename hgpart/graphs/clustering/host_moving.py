@@ -1,0 +1,222 @@
+"""Local moving on the host (step 5 of the clustering, see :mod:`.host`) and the exact modularity of a
+clustering on a level: the njit CPU twin of :mod:`.device_moving`.
+
+Each round rates every active vertex's moves against the same clusters, vertices in parallel, each numba
+thread summing the vertex's links per neighbouring cluster in its own row of a dense scratch; then every
+vertex with a positive gain moves at once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import numba
+import numpy as np
+from numba import int64
+
+from . import common
+from .common import ACTIVE_ROUNDS, next_stale, stale_threshold
+
+SCRATCH_BYTES = 1 << 31  # the per-thread dense scratch of contraction and local moving stays within this
+
+move_gain = numba.njit(common.move_gain)
+
+
+@contextlib.contextmanager
+def threads_for_scratch(row_bytes: int):
+    """Run the block on at most as many numba threads as dense scratch rows of ``row_bytes`` (one per thread)
+    fit in SCRATCH_BYTES; yields that count. Local moving and contraction (:mod:`.host`) keep such rows."""
+    available = numba.get_num_threads()
+    threads = max(1, min(available, SCRATCH_BYTES // max(1, row_bytes)))
+    numba.set_num_threads(threads)
+    try:
+        yield threads
+    finally:
+        numba.set_num_threads(available)
+
+
+@numba.njit(cache=True)
+def _fill_cluster_zeta(clusters, zeta, cluster_zeta):
+    """cluster_zeta[c] = ζ(C), the sum of ζ over the vertices of cluster c."""
+    cluster_zeta[:] = 0
+    for v in range(clusters.shape[0]):
+        cluster_zeta[clusters[v]] += zeta[v]
+
+
+@numba.njit(parallel=True, cache=True)
+def _scaled_modularity(offsets, neighbors, weights, loops, two_omega, clusters, cluster_zeta):
+    """4Ω² times the modularity of ``clusters``, whose ζ(C) are ``cluster_zeta`` (exact integer: the parallel
+    sums are the same in any order)."""
+    n = offsets.shape[0] - 1
+    row_inside = np.empty(n, dtype=np.int64)
+    for v in numba.prange(n):  # no scalar reduction across the prange: numba 0.68.0's parfor pass fails on it
+        row = loops[v]
+        for p in range(offsets[v], offsets[v + 1]):
+            u = neighbors[p]
+            if v < u and clusters[u] == clusters[v]:
+                row += weights[p]
+        row_inside[v] = row
+    inside = int64(0)
+    squares = int64(0)
+    for v in range(n):
+        inside += row_inside[v]
+        squares += cluster_zeta[v] * cluster_zeta[v]
+    return 2 * two_omega * inside - squares
+
+
+def _level_modularity(level: dict, clusters: np.ndarray, cluster_zeta: np.ndarray) -> int:
+    return int(_scaled_modularity(level["offsets"], level["neighbors"], level["weights"], level["loops"],
+                                  level["two_omega"], clusters, cluster_zeta))
+
+
+def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
+    """4Ω² times the modularity of ``clusters`` on this level, exact.
+
+    Parameters
+    ----------
+    level : dict
+    clusters : int32[n]
+        Cluster ids < n.
+
+    Returns
+    -------
+    int
+    """
+    cluster_zeta = np.empty(clusters.shape[0], dtype=np.int64)
+    _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
+    return _level_modularity(level, clusters, cluster_zeta)
+
+
+@numba.njit(parallel=True, cache=True)
+def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, targets, link, touched,
+                last_touched, first_round):
+    """Every active vertex's best move (targets[v], -1 for none) against the same clusters; returns the movers.
+    Active: touched (moved, or a neighbour moved) in round ``first_round`` or later. Vertices in parallel,
+    each thread summing links in its own row of ``link`` (int64[threads, n], zero between uses) and listing
+    the clusters it touched in its row of ``touched`` (int32[threads, max degree])."""
+    n = offsets.shape[0] - 1
+    for v in numba.prange(n):
+        if last_touched[v] < first_round:
+            targets[v] = -1
+            continue
+        thread = numba.get_thread_id()
+        own = clusters[v]
+        count = 0
+        own_link = int64(0)
+        for p in range(offsets[v], offsets[v + 1]):
+            c = clusters[neighbors[p]]
+            if c == own:
+                own_link += weights[p]
+            elif (c > own) == upward:
+                if link[thread, c] == 0:
+                    touched[thread, count] = c
+                    count += 1
+                link[thread, c] += weights[p]
+        best = -1
+        best_gain = int64(0)
+        for i in range(count):
+            c = touched[thread, i]
+            gain = move_gain(two_omega, link[thread, c], own_link, zeta[v], cluster_zeta[c], cluster_zeta[own])
+            if gain > best_gain or (gain == best_gain and gain > 0 and c < best):
+                best_gain = gain
+                best = c
+            link[thread, c] = 0
+        targets[v] = best
+    movers = 0
+    for v in range(n):
+        movers += targets[v] >= 0
+    return movers
+
+
+@numba.njit(cache=True)
+def _mark_touched(offsets, neighbors, targets, last_touched, round_index):
+    """last_touched[v] = round_index for every mover and every neighbour of one."""
+    for v in range(offsets.shape[0] - 1):
+        if targets[v] >= 0:
+            last_touched[v] = round_index
+            for p in range(offsets[v], offsets[v + 1]):
+                last_touched[neighbors[p]] = round_index
+
+
+@numba.njit(cache=True)
+def _apply_moves(clusters, targets, previous, moved, zeta, cluster_zeta):
+    """Every vertex with a target moves there at once, except straight back to the cluster it left in the
+    round before (that target is dropped: targets[v] = -1). previous[v] and moved[v] then hold v's cluster
+    before this round and whether it moved. Returns the movers."""
+    movers = 0
+    for v in range(clusters.shape[0]):
+        if targets[v] >= 0 and moved[v] and targets[v] == previous[v]:
+            targets[v] = -1
+        previous[v] = clusters[v]
+        moved[v] = targets[v] >= 0
+        if targets[v] >= 0:
+            clusters[v] = targets[v]
+            movers += 1
+    _fill_cluster_zeta(clusters, zeta, cluster_zeta)
+    return movers
+
+
+def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: int,
+                 min_improvement: float = 0.0) -> tuple[np.ndarray, int]:
+    """Step 5: rounds of simultaneous moves by exact modularity gain.
+
+    Parameters
+    ----------
+    level : dict
+    clusters : int32[n]
+        The start, cluster ids < n (not changed).
+    rounds : int
+        Most rounds.
+    stale_rounds : int
+        Stop after this many rounds without a new best (two rounds in a row without movers stop too).
+    min_improvement : float
+        A new best that improves modularity by at most this still counts as a stale round.
+
+    Returns
+    -------
+    best : int32[n]
+        The best clustering seen, cluster ids < n.
+    value : int
+        4Ω² times its modularity.
+    """
+    max_degree = int(np.max(np.diff(level["offsets"]))) if clusters.shape[0] else 0
+    with threads_for_scratch(8 * clusters.shape[0] + 4 * max_degree) as threads:
+        return _local_moving(level, clusters, rounds, stale_rounds, min_improvement, threads, max_degree)
+
+
+def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: int, min_improvement: float,
+                  threads: int, max_degree: int) -> tuple[np.ndarray, int]:
+    n = clusters.shape[0]
+    clusters = clusters.astype(np.int32, copy=True)
+    cluster_zeta = np.zeros(n, dtype=np.int64)
+    _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
+    best = clusters.copy()
+    best_value = _level_modularity(level, clusters, cluster_zeta)
+    targets = np.empty(n, dtype=np.int32)
+    link = np.zeros((threads, n), dtype=np.int64)
+    touched = np.empty((threads, max(max_degree, 1)), dtype=np.int32)
+    last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
+    previous = np.empty(n, dtype=np.int32)
+    moved = np.zeros(n, dtype=np.bool_)
+    stale = idle = 0
+    threshold = stale_threshold(level["two_omega"], min_improvement)
+    for round_index in range(rounds):
+        _move_round(level["offsets"], level["neighbors"], level["weights"], level["zeta"], level["two_omega"], clusters,
+                    cluster_zeta, round_index % 2 == 0, targets, link, touched, last_touched,
+                    round_index - ACTIVE_ROUNDS)
+        if _apply_moves(clusters, targets, previous, moved, level["zeta"], cluster_zeta) == 0:
+            idle += 1
+            if idle == 2:
+                break
+            continue
+        idle = 0
+        _mark_touched(level["offsets"], level["neighbors"], targets, last_touched, round_index)
+        value = _level_modularity(level, clusters, cluster_zeta)  # cluster_zeta: _apply_moves refilled it
+        improved, stale = next_stale(value, best_value, stale, threshold)
+        if improved:
+            best_value = value
+            best[:] = clusters
+        if stale >= stale_rounds:
+            break
+    return best, best_value
+
