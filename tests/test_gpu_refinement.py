@@ -1,18 +1,14 @@
 """GPU refinement (Jet-style rounds, afterburner, rebalancer) against its numpy model, whose gains are
-brute force; the model against the CPU path's gains; the GPU V-cycle against the CPU path."""
-
-import gc
-from dataclasses import replace
+brute force; the model against the CPU path's gains; the CPU twin (refinement.jet) against the model."""
 
 import numpy as np
 import pytest
 
-from hgpart import Hypergraph, generate
-from hgpart.metrics import evaluate, max_block_weight
+from hgpart import Hypergraph
+from hgpart.metrics import max_block_weight
 from hgpart.refinement.gains import best_move, compute_pin_counts
 
 from . import jet_model
-from .conftest import DATA, SHARED
 
 REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",
@@ -358,138 +354,6 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypa
             blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64))
 
 
-def twin_partition(hypergraph, k, objective, seed, preset="default", config=None):
-    """The GPU path's partition computed on the CPU: CPU coarsening (equal to the GPU's), the same initial
-    partition, the njit twin of the GPU refinement on every level (on small inputs with the host's FM after
-    it on the coarser levels), the same V-cycles and the host's FM."""
-    from hgpart.coarsening import coarsen
-    from hgpart.config import make_config
-    from hgpart.multilevel import _initial, gpu_v_cycles, host_fm, uncoarsen_jet, v_cycle
-
-    config = config or make_config(k, 0.03, objective, seed, preset)
-    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
-    hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
-    blocks = _initial(hierarchy.coarsest, None, k, 0.03, bounds, config, objective == "cut", "gpu",
-                      hypergraph.num_pins)
-    blocks = uncoarsen_jet(hierarchy, blocks, k, bounds, config, objective == "cut")
-    for _ in range(gpu_v_cycles(hypergraph, config)):
-        blocks = v_cycle(hypergraph, blocks, k, 0.03, bounds, config, objective == "cut",
-                         uncoarsen_function=uncoarsen_jet)
-    return host_fm(hypergraph, blocks, k, bounds, config, objective == "cut")
-
-
-def test_cpu_twin_of_the_gpu_path_is_balanced_and_close_to_the_cpu_path():
-    """The GPU path (Jet refinement, then the host's FM on the input) stays within 10% of the CPU path's km1,
-    as a geometric mean over three seeds: one seed's km1 varies by about 5% either way."""
-    from hgpart.io import read_hypergraph
-    from hgpart.multilevel import partition
-
-    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
-    for k in (2, 8):
-        twin_km1, cpu_km1 = [], []
-        for seed in (0, 1, 2):
-            twin = evaluate(hypergraph, twin_partition(hypergraph, k, "km1", seed), k, 0.03)
-            assert twin.balanced, (k, seed)
-            twin_km1.append(twin.km1)
-            cpu_km1.append(partition(hypergraph, k, seed=seed).metrics.km1)
-        ratio = np.exp(np.mean(np.log(twin_km1)) - np.mean(np.log(cpu_km1)))
-        assert ratio <= 1.1, (k, twin_km1, cpu_km1)
-
-
-def test_host_fm_refines_the_coarser_levels_of_small_inputs(monkeypatch):
-    """On inputs of at most gpu_v_cycle_max_pins pins, the GPU path's twin runs the host's FM after Jet on
-    exactly the coarser levels of at most gpu_host_fm_level_fraction of the input's pins (never the input:
-    host_fm refines it at the end); on larger inputs, with gpu_host_fm off or a fraction of 0, on none."""
-    from hgpart import multilevel
-    from hgpart.coarsening import coarsen
-    from hgpart.config import make_config
-    from hgpart.io import read_hypergraph
-
-    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
-    k = 4
-    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
-    refined = []
-    original = multilevel._level_fm
-    monkeypatch.setattr(multilevel, "_level_fm", lambda level, *rest: refined.append(level.num_pins)
-                        or original(level, *rest))
-    for fraction, max_pins, host_fm in ((0.5, 2_000_000, True), (0.2, 2_000_000, True), (0.5, 10_000, True),
-                                        (0.5, 2_000_000, False), (0.0, 2_000_000, True)):
-        config = make_config(k, 0.03, "km1", 0)
-        config = replace(config, refinement=replace(config.refinement, gpu_host_fm_level_fraction=fraction,
-                                                    gpu_v_cycle_max_pins=max_pins, gpu_host_fm=host_fm))
-        hierarchy = coarsen(hypergraph, k, config.coarsening, 0.03)
-        blocks = multilevel._initial(hierarchy.coarsest, None, k, 0.03, bounds, config, False, "gpu",
-                                     hypergraph.num_pins)
-        refined.clear()
-        result = multilevel.uncoarsen_jet(hierarchy, blocks, k, bounds, config, False)
-        pins = [hierarchy.coarsest.num_pins] + [level.hypergraph.num_pins for level in reversed(hierarchy.levels)]
-        small = hypergraph.num_pins <= max_pins and host_fm
-        expected = [count for count in pins if small and count <= fraction * hypergraph.num_pins]
-        assert refined == expected, (fraction, max_pins, host_fm)
-        assert evaluate(hypergraph, result, k, 0.03).balanced
-    assert len(set(pins)) > 2 and any(count > 0.5 * hypergraph.num_pins for count in pins[:-1])
-
-
-@pytest.mark.skipif(not (SHARED / "bundle1.mtx.hgr.gz").exists(), reason="../shared/data is absent")
-def test_fm_on_the_coarser_levels_keeps_big_nets_within_reach_of_the_cpu_path():
-    """bundle1 k=2 (nets of 73 pins on average): Jet leaves the coarsest level's km1 unchanged on every level;
-    without the host's FM on the coarser levels the GPU path's twin ends 11% above the CPU path, with it
-    within 5%."""
-    from hgpart.config import make_config
-    from hgpart.io import read_hypergraph
-    from hgpart.multilevel import partition
-
-    hypergraph = read_hypergraph(str(SHARED / "bundle1.mtx.hgr.gz"))
-    cpu = partition(hypergraph, 2, seed=0).metrics.km1
-    config = make_config(2, 0.03, "km1", 0)
-    with_fm = evaluate(hypergraph, twin_partition(hypergraph, 2, "km1", 0, config=config), 2, 0.03)
-    without = replace(config, refinement=replace(config.refinement, gpu_host_fm_level_fraction=0.0))
-    without_fm = evaluate(hypergraph, twin_partition(hypergraph, 2, "km1", 0, config=without), 2, 0.03)
-    assert with_fm.balanced and with_fm.km1 <= 1.05 * cpu, (with_fm.km1, cpu)
-    assert without_fm.km1 > 1.05 * cpu, (without_fm.km1, cpu)
-
-
-@pytest.mark.gpu
-def test_gpu_partition_equals_its_cpu_twin():
-    """partition(device="gpu") == CPU coarsening + initial partition + refinement.jet on every level + the
-    host's FM; balanced;
-    deterministic; its quality against the CPU path (LP + FM + V-cycle) printed."""
-    from dataclasses import replace
-
-    from hgpart.config import make_config
-    from hgpart.io import read_hypergraph
-    from hgpart.multilevel import partition
-
-    ibm01 = read_hypergraph(str(DATA / "ibm01.hgr"))
-    cases = [(ibm01, "ibm01", (2, 8, 32), ("km1", "cut"), "default"),
-             (ibm01, "ibm01", (8,), ("km1",), "quality"),  # two V-cycles on the device
-             (generate.evenly(20000, seed=2), "evenly 20k", (8,), ("km1",), "default"),  # initial: seconds
-             (generate.long_tailed(5000, seed=2), "long-tailed 5k pairwise", (8, 32), ("km1",), "pairwise")]
-    for hypergraph, name, ks, objectives, preset in cases:
-        for k in ks:
-            for objective in objectives:
-                config = make_config(k, 0.03, objective, 1, "default" if preset == "pairwise" else preset)
-                if preset == "pairwise":  # the host's last step as above gpu_v_cycle_max_pins: pairwise FM
-                    config = replace(config, refinement=replace(config.refinement, gpu_v_cycle_max_pins=0))
-                gpu = partition(hypergraph, k, config=config, device="gpu")
-                assert gpu.device == "gpu" and gpu.device_memory_bytes > 0
-                np.testing.assert_array_equal(gpu.partition, twin_partition(hypergraph, k, objective, 1, config=config),
-                                              err_msg=f"{name} k={k} {objective} {preset}")
-                check = evaluate(hypergraph, gpu.partition, k, 0.03)
-                assert check.balanced, (name, k, objective)
-                gc.collect()
-                again = partition(hypergraph, k, config=config, device="gpu")
-                np.testing.assert_array_equal(again.partition, gpu.partition)  # deterministic
-                # the peak counts arrays in use, not the blocks CuPy's pool kept from the run before
-                assert again.device_memory_bytes == gpu.device_memory_bytes >= hypergraph.pin_vertices.nbytes
-                cpu = partition(hypergraph, k, config=config, device="cpu")
-                value = check.km1 if objective == "km1" else check.cut
-                reference = cpu.metrics.km1 if objective == "km1" else cpu.metrics.cut
-                print(f"{name} k={k} {objective} {preset}: gpu {value} cpu {reference} "
-                      f"ratio {value / max(reference, 1):.3f} gpu {gpu.seconds['total']:.3f} s "
-                      f"cpu {cpu.seconds['total']:.3f} s")
-
-
 @pytest.mark.gpu
 @pytest.mark.parametrize("cut_objective", [False, True])
 def test_applied_moves_keep_objective_and_block_weights_exact(cut_objective):
@@ -576,65 +440,3 @@ def test_cpu_twin_rebalancer_equals_the_model(cut_objective):
                                                                      got, k))
         balanced_count += got_balanced
     assert balanced_count >= 6
-
-
-def test_host_fm_refines_small_inputs_only():
-    """The GPU path's last step: FM on the host improves a Jet partition of ibm01 (km1 and cut, moves only
-    the free vertices) and leaves inputs above gpu_v_cycle_max_pins pins, or gpu_host_fm off, alone."""
-    from dataclasses import replace
-
-    from hgpart.config import make_config
-    from hgpart.io import read_hypergraph
-    from hgpart.multilevel import host_fm
-    from hgpart.refinement.jet import jet_refine
-
-    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
-    k = 8
-    bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
-    start = (np.arange(hypergraph.num_vertices) * k // hypergraph.num_vertices).astype(np.int32)
-    fixed = np.where(np.arange(hypergraph.num_vertices) % 9 == 0, start, -1).astype(np.int32)
-    for objective in ("km1", "cut"):
-        config = make_config(k, 0.03, objective, 0)
-        jet = jet_refine(hypergraph, start, k, bounds, 24, objective == "cut", fixed < 0)
-        refined = host_fm(hypergraph, jet, k, bounds, config, objective == "cut", fixed)
-        before, after = evaluate(hypergraph, jet, k, 0.03), evaluate(hypergraph, refined, k, 0.03)
-        assert after.balanced and getattr(after, objective) < getattr(before, objective), objective
-        np.testing.assert_array_equal(refined[fixed >= 0], fixed[fixed >= 0])
-        for off in (replace(config.refinement, gpu_host_fm=False),
-                    replace(config.refinement, gpu_v_cycle_max_pins=hypergraph.num_pins - 1,
-                            gpu_pair_fm_sweeps=0)):
-            assert host_fm(hypergraph, jet, k, bounds, replace(config, refinement=off), objective == "cut",
-                           fixed) is jet
-
-
-def test_host_fm_above_the_pin_limit_is_pairwise_where_nets_span_many_blocks():
-    """Above gpu_v_cycle_max_pins, for km1: pairwise FM improves a Jet partition of a long-tailed input
-    (km1 about 5 times the cut) and keeps the fixed vertices; a grid's (km1 / cut about 1), the cut
-    objective, and gpu_pair_fm_sweeps = 0 are left alone."""
-    from dataclasses import replace
-
-    from hgpart.config import make_config
-    from hgpart.multilevel import host_fm
-    from hgpart.refinement.jet import jet_refine
-
-    k = 8
-    for hypergraph, runs in ((generate.long_tailed(3000, seed=1), True), (generate.grid(3600, seed=1), False)):
-        n = hypergraph.num_vertices
-        bounds = np.full(k, max_block_weight(hypergraph.total_vertex_weight, k, 0.03), dtype=np.int64)
-        start = (np.arange(n) * k // n).astype(np.int32)
-        fixed = np.where(np.arange(n) % 9 == 0, start, -1).astype(np.int32)
-        jet = jet_refine(hypergraph, start, k, bounds, 24, False, fixed < 0)
-        before = evaluate(hypergraph, jet, k, 0.03)
-        assert (before.km1 >= 3 * before.cut) == runs
-        config = make_config(k, 0.03, "km1", 0)
-        large = replace(config, refinement=replace(config.refinement, gpu_v_cycle_max_pins=hypergraph.num_pins - 1))
-        refined = host_fm(hypergraph, jet, k, bounds, large, False, fixed)
-        if runs:
-            after = evaluate(hypergraph, refined, k, 0.03)
-            assert after.balanced and after.km1 < 0.98 * before.km1, (before.km1, after.km1)
-            np.testing.assert_array_equal(refined[fixed >= 0], fixed[fixed >= 0])
-        else:
-            assert refined is jet
-        for off in (replace(large.refinement, gpu_pair_fm_sweeps=0), large.refinement):
-            assert host_fm(hypergraph, jet, k, bounds, replace(config, refinement=off), off is large.refinement,
-                           fixed) is jet
