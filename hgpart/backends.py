@@ -97,7 +97,9 @@ class DeviceBackend:
     def put(array):
         from .cuda.arrays import to_device
 
-        return None if array is None or _on_device(array) else to_device(np.asarray(array))
+        if array is None or _on_device(array):
+            return array
+        return to_device(np.asarray(array))
 
     @staticmethod
     def get(array):
