@@ -39,7 +39,12 @@ def _run(arguments: list[str], folder: str | None = None) -> str | None:
 
 def git_state(folder: str | None = None) -> tuple[str | None, bool | None]:
     """(commit, dirty) of the checkout hgpart runs from; (None, None) when it is not a git checkout (an
-    installed package). Dirty: tracked files differ from the commit (untracked files do not count)."""
+    installed package). Dirty: tracked files differ from the commit (untracked files do not count).
+    ``HGPART_COMMIT`` (a commit, and ``+dirty`` when so) names them instead, for a copy of a working tree that
+    was sent to another machine without its history."""
+    given = os.environ.get("HGPART_COMMIT")
+    if given:
+        return given.removesuffix("+dirty"), given.endswith("+dirty")
     folder = folder or os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     top = _run(["git", "rev-parse", "--show-toplevel"], folder)
     if top is None or os.path.realpath(top.strip()) != os.path.realpath(folder):
