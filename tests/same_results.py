@@ -69,7 +69,7 @@ PARTITIONS = [
     ("evenly 5k", 8, "km1", 0, "default", ""),
 ]
 
-# The GPU path's partitions, computed by its CPU twin (the GPU equals them: tests/test_gpu_refinement.py).
+# The GPU path's partitions, computed by its CPU twin (the GPU equals them: tests/test_multilevel.py).
 # "large" treats the input as one above the V-cycle limit (pairwise FM at the end, the GPU's initial
 # portfolio settings); "pairwise" also lowers the connectivity that pairwise FM needs.
 TWIN_PARTITIONS = [

@@ -205,3 +205,27 @@ def test_gpu_partition_equals_its_cpu_twin():
                 print(f"{name} k={k} {objective} {preset}: gpu {value} cpu {reference} "
                       f"ratio {value / max(reference, 1):.3f} gpu {gpu.seconds['total']:.3f} s "
                       f"cpu {cpu.seconds['total']:.3f} s")
+
+
+@pytest.mark.gpu
+def test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin():
+    """The whole GPU path on a tiny input (levels kept on the device, Jet on every level, the host's FM after
+    it, a V-cycle on the device, fixed vertices carried there), against its CPU twin. Runs on a GPU and in CI's
+    simulator run (tests/coarsening/test_gpu.py), where _partition is called directly: the simulator has no
+    CuPy, which device="gpu" asks for."""
+    from hgpart import Hypergraph
+    from hgpart.multilevel import _partition
+
+    rng = np.random.default_rng(0)
+    nets = [rng.choice(120, size=int(rng.integers(2, 5)), replace=False) for _ in range(200)]
+    hypergraph = Hypergraph.from_pin_lists(nets, 120)
+    fixed = np.where(np.arange(120) % 17 == 0, np.arange(120) % 3, -1).astype(np.int32)
+    for objective, fixed_vertices in (("km1", None), ("cut", fixed)):
+        config = make_config(3, 0.03, objective, 1)
+        gpu = _partition(hypergraph, config, fixed_vertices, "gpu", None)
+        twin = gpu_path_on_cpu(hypergraph, config, fixed_vertices)
+        assert gpu.device == "gpu" and twin.device == "cpu"
+        np.testing.assert_array_equal(gpu.partition, twin.partition, err_msg=objective)
+        assert gpu.metrics.balanced
+        if fixed_vertices is not None:
+            np.testing.assert_array_equal(gpu.partition[fixed >= 0], fixed[fixed >= 0])

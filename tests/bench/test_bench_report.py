@@ -10,7 +10,7 @@ from hgpart.bench.render import fraction_within, profile, profile_ratios
 from hgpart.bench.report import PROVENANCE_KEYS, environment, git_state
 from hgpart.cli import cli
 
-from .conftest import DATA
+from ..conftest import DATA
 
 KARATE = str(DATA / "karate.graph")
 

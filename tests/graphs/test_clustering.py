@@ -11,8 +11,8 @@ from hgpart.graphs.clustering import cluster, host, host_moving
 from hgpart.graphs.modularity import integer_level, modularity, weight_scale
 from hgpart.io import read_graph
 
-from .conftest import DATA, SHARED
-from .test_cli import assert_one_line_error, run
+from ..conftest import DATA, SHARED
+from ..cli.test_cli import assert_one_line_error, run
 
 CLUSTER_KERNELS = {  # kernel: its module in hgpart.graphs.clustering
     **dict.fromkeys(["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",

@@ -9,8 +9,8 @@ from hgpart.config import TriangleConfig
 from hgpart.graphs.triangles import Triangles, count_triangles, list_triangles
 from hgpart.io import read_graph
 
-from .conftest import DATA, SHARED
-from .test_cli import assert_one_line_error, run
+from ..conftest import DATA, SHARED
+from ..cli.test_cli import assert_one_line_error, run
 
 SNAP = ["CA-GrQc.txt.gz", "as20000102.txt.gz", "email-Eu-core.csv.gz", "facebook_combined.txt.gz",
         "p2p-Gnutella05.txt.gz", "wiki-Vote.txt.gz"]

@@ -11,7 +11,7 @@ from hgpart.metrics import evaluate, max_block_weight
 from hgpart.multilevel import Level, partition, v_cycle
 from hgpart.policy import Policy
 
-from .conftest import DATA
+from ..conftest import DATA
 
 
 def modularity(graph, communities):

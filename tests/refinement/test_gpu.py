@@ -8,7 +8,7 @@ from hgpart import Hypergraph
 from hgpart.metrics import max_block_weight
 from hgpart.refinement.gains import best_move, compute_pin_counts
 
-from . import jet_model
+from .. import jet_model
 
 REFINEMENT_KERNELS = {
     "pin_counts_kernel": "void(int32[:], int32[:], int32[:], int64, int32[:])",

@@ -9,7 +9,7 @@ from hgpart.coarsening.matching import compute_clustering
 from hgpart.config import CoarseningConfig, PolicyConfig
 from hgpart.io import read_hypergraph
 
-from .conftest import DATA
+from ..conftest import DATA
 
 COMMON = ("int64[:], int32[:], int64[:], int32[:], int64[:], int64[:], int64[:], int32[:], int64[:], int64, boolean, "
           "boolean, boolean")
@@ -391,8 +391,8 @@ def test_every_kernel_is_kept_in_numbas_disk_cache():
 def test_gpu_code_in_the_simulator():
     """The GPU kernels, run by numba's CUDA simulator with the warp intrinsics of tests/cudasim.py: the Fig. 5
     planner and reductions against the numpy model, the whole device coarsening against the CPU, the
-    GPU refinement against its model, and the GPU modularity clustering, spanning forest and triangle counts
-    against their CPU twins."""
+    GPU refinement against its model, the whole GPU partitioning driver on a tiny input, and the GPU modularity
+    clustering, spanning forest and triangle counts against their CPU twins."""
     import os
     import subprocess
     import sys
@@ -401,22 +401,23 @@ def test_gpu_code_in_the_simulator():
     pytest.importorskip("numba.cuda")
     environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu"]
-    tiny = "tests/test_gpu_coarsening.py::test_device_path_on_a_tiny_instance_equals_cpu"
-    rebalancer = "tests/test_gpu_refinement.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
-    afterburners = "tests/test_gpu_refinement.py::test_both_afterburners_keep_the_models_moves"
-    halves = {"7 passed": [f"{tiny}[False]", "tests/test_cudasim.py", f"{rebalancer}[False]",
-                           "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[False]",
-                           "tests/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
+    tiny = "tests/coarsening/test_gpu.py::test_device_path_on_a_tiny_instance_equals_cpu"
+    rebalancer = "tests/refinement/test_gpu.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
+    afterburners = "tests/refinement/test_gpu.py::test_both_afterburners_keep_the_models_moves"
+    halves = {"8 passed": [f"{tiny}[False]", "tests/cuda/test_cudasim.py", f"{rebalancer}[False]",
+                           "tests/test_multilevel.py::test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin",
+                           "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[False]",
+                           "tests/cuda/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
                            f"{afterburners}[False]",
-                           "tests/test_gpu_refinement.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
+                           "tests/refinement/test_gpu.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
                            "neighbourhoods"],
-              "9 passed": [f"{tiny}[True]", "tests/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+              "9 passed": [f"{tiny}[True]", "tests/graphs/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
                            f"{rebalancer}[True]", f"{afterburners}[True]",
-                           "tests/test_gpu_coarsening.py::test_counting_sort_by_small_key_is_a_stable_argsort",
-                           "tests/test_gpu_coarsening.py::test_shared_tables_sum_large_scores_exactly",
-                           "tests/test_gpu_refinement.py::test_device_refinement_equals_the_model[True]",
-                           "tests/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
-                           "tests/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"]}
+                           "tests/coarsening/test_gpu.py::test_counting_sort_by_small_key_is_a_stable_argsort",
+                           "tests/coarsening/test_gpu.py::test_shared_tables_sum_large_scores_exactly",
+                           "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[True]",
+                           "tests/graphs/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
+                           "tests/graphs/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"]}
     with tempfile.TemporaryDirectory() as folder:  # two processes side by side: the simulator uses one core
         processes = {}
         for index, (expected, tests) in enumerate(halves.items()):

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba import cuda, int64
 
-from .planner_model import entries_of_lane, plan_model, schedule_model
+from ..planner_model import entries_of_lane, plan_model, schedule_model
 
 TABLE_I = {  # the paper's Table I: 4 lanes, rows 1, 2, 4, 6 with 1, 6, 3, 2 nonzeros (12 in all)
     "a": [1, 6, 3, 2], "b": [1, 7, 10, 12], "S": [12, 12, 12, 12], "b_exclusive": [0, 1, 7, 10],

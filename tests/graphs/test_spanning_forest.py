@@ -10,8 +10,8 @@ from hgpart.graphs.spanning_forest.common import NO_EDGE
 from hgpart.graphs.spanning_forest.host import find_roots, hook, least_edges
 from hgpart.io import read_graph
 
-from .conftest import DATA, SHARED
-from .test_cli import assert_one_line_error, run
+from ..conftest import DATA, SHARED
+from ..cli.test_cli import assert_one_line_error, run
 
 MST_KERNELS = ["least_edge_kernel", "hook_kernel", "jump_kernel", "relabel_kernel", "relabel_pair_kernel",
                "first_of_pair_kernel", "compact_kernel"]

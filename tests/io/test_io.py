@@ -20,8 +20,8 @@ from hgpart.io.hmetis import parse_hgr
 from hgpart.io.matrix_market import parse_matrix
 from hgpart.io.partition import parse_block_ids
 
-from .conftest import DATA, shared_params
-from .naive import open_text, read_dimacs_naive, read_hgr_naive, read_metis_naive
+from ..conftest import DATA, shared_params
+from ..naive import open_text, read_dimacs_naive, read_hgr_naive, read_metis_naive
 
 
 def nets_of(hypergraph):

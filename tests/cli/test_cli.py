@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from hgpart.cli import cli
 from hgpart.io import atomic_output, read_hypergraph
 
-from .conftest import DATA
+from ..conftest import DATA
 
 IBM01 = str(DATA / "ibm01.hgr")
 

@@ -1,0 +1,222 @@
+"""Host coarsening: similarity, clustering and two-hop pairs, contraction, the hierarchy, and the serial and
+parallel drivers."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hgpart import Hypergraph, generate
+from hgpart.coarsening import coarsen
+from hgpart.coarsening.contraction import contract
+from hgpart.coarsening.matching import compute_clustering, two_hop_pairs
+from hgpart.coarsening.similarity import similarity
+from hgpart.config import CoarseningConfig
+from hgpart.io import read_hypergraph
+from hgpart.metrics import evaluate
+
+from ..helpers import IBM01, random_hypergraph
+
+
+def test_similarity_is_the_weighted_inner_product_of_columns():
+    hypergraph, _ = random_hypergraph(3, 30, 60, 5, weighted=True)
+    incidence = hypergraph.to_sparse().astype(np.int64)
+    inner = (incidence.T @ (incidence.multiply(hypergraph.net_weights[:, None]))).toarray()  # Eq. 8
+    for v in range(hypergraph.num_vertices):
+        scores = similarity(hypergraph, v)
+        expected = {u: float(inner[v, u]) for u in range(hypergraph.num_vertices) if u != v and inner[v, u] > 0}
+        assert scores == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), rating=st.sampled_from(["heavy-edge", "inner-product"]),
+       join=st.booleans(), penalty=st.booleans())
+def test_clustering_respects_weights_and_is_onto(seed, rating, join, penalty):
+    hypergraph, _ = random_hypergraph(seed, 60, 90, 5, weighted=True)
+    config = CoarseningConfig(rating=rating, join_unmatched=join, weight_penalty=penalty)
+    max_weight = 6
+    cluster, count = compute_clustering(hypergraph, max_weight, config)
+    assert set(cluster.tolist()) == set(range(count))  # onto 0..n'-1
+    weights = np.zeros(count, dtype=np.int64)
+    np.add.at(weights, cluster, hypergraph.vertex_weights)
+    assert weights.max() <= max(max_weight, hypergraph.vertex_weights.max())
+    if not join:  # a matching: clusters of at most two vertices
+        assert np.bincount(cluster).max() <= 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 10**6), budget=st.integers(0, 30))
+def test_two_hop_pairs_equal_a_plain_model(seed, budget):
+    """Lone vertices that proposed to the same cluster (with the same merge key) pair up in vertex order,
+    within the weight limit and the budget, in order of (cluster, key, first vertex); lone isolated
+    vertices (no proposal possible) pair up with each other first."""
+    rng = np.random.default_rng(seed)
+    n = 60
+    alone = rng.random(n) < 0.7
+    isolated = rng.random(n) < 0.2
+    proposals = np.where((rng.random(n) < 0.85) & ~isolated, rng.integers(0, n, n), -1).astype(np.int32)
+    root = np.minimum(np.arange(n), rng.integers(0, n, n)).astype(np.int32)  # each vertex's cluster
+    merge_key = np.where(rng.random(n) < 0.3, rng.integers(0, 2, n), -1).astype(np.int64)
+    weights = rng.integers(1, 4, n).astype(np.int64)
+    first, second = two_hop_pairs(np, alone, proposals, root, merge_key, weights, 5, budget, isolated)
+    groups = {}
+    for v in range(n):
+        if alone[v] and isolated[v]:
+            groups.setdefault((-1, int(merge_key[v])), []).append(v)
+        elif alone[v] and proposals[v] >= 0:
+            groups.setdefault((int(root[proposals[v]]), int(merge_key[v])), []).append(v)
+    expected = []
+    for group in sorted(groups):
+        members = groups[group]
+        expected += [(a, b) for a, b in zip(members[0::2], members[1::2]) if weights[a] + weights[b] <= 5]
+    assert list(zip(first.tolist(), second.tolist())) == expected[:budget]
+
+
+def test_two_hop_coarsening_shrinks_hub_dominated_inputs():
+    """On a long-tailed input nearly everyone's best neighbour is a hub: matching and joining alone leave
+    most vertices alone; pairing those that proposed to the same cluster shrinks the level far more."""
+    hypergraph = generate.long_tailed(3000, seed=2)
+    max_weight = -(-hypergraph.total_vertex_weight // 320)
+    _, without = compute_clustering(hypergraph, max_weight, CoarseningConfig(two_hop=False))
+    cluster, count = compute_clustering(hypergraph, max_weight, CoarseningConfig())
+    assert without > 0.9 * 3000 and count < 0.7 * 3000, (without, count)
+    weights = np.bincount(cluster, weights=hypergraph.vertex_weights)
+    assert weights.max() <= max_weight
+
+
+def test_isolated_vertices_pair_up_so_coarsening_shrinks():
+    """Seed 000's synthetic matrix at 14k: 13,980 of 14,000 vertices are in no net. Pairing the lone
+    isolated vertices lets every level shrink; the hubs (in almost every net) end up in few clusters."""
+    hypergraph = generate.synthetic(14_000, seed=1)
+    assert int((np.diff(hypergraph.vertex_offsets) == 0).sum()) == 14_000 - 20
+    max_weight = -(-hypergraph.total_vertex_weight // 320)
+    cluster, count = compute_clustering(hypergraph, max_weight, CoarseningConfig())
+    assert count < 0.6 * 14_000, count
+    assert np.bincount(cluster, weights=hypergraph.vertex_weights).max() <= max_weight
+    hierarchy = coarsen(hypergraph, 2, CoarseningConfig(), 0.03, None)
+    coarsest = hierarchy.coarsest.hypergraph
+    assert coarsest.num_vertices < 2_000, coarsest.num_vertices
+
+
+def test_matching_pairs_are_mutual_best_choices():
+    """Without joining, every pair holds two vertices that are each other's best candidate at some round."""
+    hypergraph, _ = random_hypergraph(11, 40, 80, 3)
+    config = CoarseningConfig(join_unmatched=False, weight_penalty=False, rating="inner-product")
+    cluster, _ = compute_clustering(hypergraph, 10**9, config)
+    for c in np.flatnonzero(np.bincount(cluster) == 2):
+        u, v = np.flatnonzero(cluster == c)
+        assert similarity(hypergraph, u)[v] > 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6))
+def test_contraction_preserves_km1_and_weights(seed):
+    hypergraph, _ = random_hypergraph(seed, 50, 80, 6, weighted=True)
+    cluster, count = compute_clustering(hypergraph, 8, CoarseningConfig())
+    coarse = contract(hypergraph, cluster, count)
+    assert coarse.total_vertex_weight == hypergraph.total_vertex_weight
+    assert coarse.net_sizes().min(initial=2) >= 2
+    nets = {tuple(coarse.pin_vertices[coarse.net_offsets[e]:coarse.net_offsets[e + 1]]) for e in range(coarse.num_nets)}
+    assert len(nets) == coarse.num_nets  # identical nets merged
+    rng = np.random.default_rng(seed)
+    for k in (2, 3, 5):
+        coarse_partition = rng.integers(0, k, count)
+        projected = coarse_partition[cluster]  # Eq. 5
+        assert projected.shape[0] == hypergraph.num_vertices
+        fine, small = evaluate(hypergraph, projected, k), evaluate(coarse, coarse_partition, k)
+        assert (fine.km1, fine.cut, fine.block_weights) == (small.km1, small.cut, small.block_weights)
+
+
+def test_coarsening_stops_at_the_contraction_limit():
+    hypergraph = read_hypergraph(IBM01)
+    hierarchy = coarsen(hypergraph, 2)
+    sizes = [level.hypergraph.num_vertices for level in hierarchy.levels] + [hierarchy.coarsest.hypergraph.num_vertices]
+    assert sizes[0] == 12752 and all(a > b for a, b in zip(sizes, sizes[1:]))
+    assert sizes[-1] <= 320 or sizes[-1] > 0.99 * sizes[-2] or sizes[-2] > 320
+    assert hierarchy.coarsest.hypergraph.vertex_weights.max() <= -(-12752 // 320)
+    for level in hierarchy.levels:
+        assert level.cluster.shape[0] == level.hypergraph.num_vertices
+
+
+def test_contraction_serial_and_parallel_drivers_agree():
+    """The serial drivers (taken for small levels and on one-thread workers) equal the parallel ones."""
+    from hgpart.coarsening import contraction
+
+    rng = np.random.default_rng(3)
+    pins = rng.integers(0, 5000, 250_000).astype(np.int32)
+    cluster = rng.integers(0, 700, 5000).astype(np.int32)
+    offsets = np.concatenate([[0], np.cumsum(rng.integers(1, 9, 60_000))]).astype(np.int64)
+    offsets = offsets[offsets <= pins.shape[0]]
+    np.testing.assert_array_equal(contraction._map_pins_serial(pins, cluster),
+                                  contraction._map_pins_parallel(pins, cluster))
+    np.testing.assert_array_equal(contraction._net_hashes_serial(offsets, pins),
+                                  contraction._net_hashes_parallel(offsets, pins))
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(0, 10**6), clusters=st.integers(1, 40))
+def test_contraction_in_one_serial_call_equals_the_stepwise_one(seed, clusters):
+    """contract's single njit call (small levels: the bisections' coarsening) against its step-by-step path
+    (large levels), array for array: maps that merge pins, drop nets and make identical nets."""
+    from hgpart.coarsening import contraction
+
+    hypergraph, _ = random_hypergraph(seed, 50, 80, 6, weighted=True)
+    cluster = np.random.default_rng(seed).integers(0, clusters, 50).astype(np.int32)
+    count = int(cluster.max()) + 1
+    one_call = contract(hypergraph, cluster, count)
+    stepwise = contraction.runs_serially
+    try:
+        contraction.runs_serially = lambda work: False
+        steps = contract(hypergraph, cluster, count)
+    finally:
+        contraction.runs_serially = stepwise
+    for field in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets", "vertex_weights", "net_weights"):
+        np.testing.assert_array_equal(getattr(one_call, field), getattr(steps, field))
+        assert getattr(one_call, field).dtype == getattr(steps, field).dtype, field
+
+
+@settings(max_examples=60, deadline=None)
+@given(hashes=st.lists(st.one_of(st.integers(0, 2**64 - 1), st.sampled_from([0, 255, 256, 2**63, 2**64 - 1])),
+                       max_size=600))
+def test_radix_order_of_net_hashes_is_a_stable_argsort(hashes):
+    """contract orders the nets by hash with an LSD radix sort: the permutation of numpy's stable argsort,
+    ties (identical nets) in id order; digits at the ends of each byte and of the word."""
+    from hgpart.coarsening.contraction import _stable_order
+
+    keys = np.array(hashes, dtype=np.uint64)
+    order = _stable_order(keys)
+    np.testing.assert_array_equal(order, np.argsort(keys, kind="stable"))
+    assert order.dtype == np.int64
+
+
+def test_matching_in_one_serial_call_equals_the_parallel_rounds(monkeypatch):
+    """compute_clustering's matching rounds in one serial njit call (_match_serial, on small levels and
+    one-thread callers) give the same map as the rounds driven from Python with the parallel proposals,
+    with and without merge keys, on unit and skewed vertex weights."""
+    import numba
+
+    from hgpart import parallel
+    from hgpart.coarsening import matching
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("the parallel drivers need two numba threads")
+
+    rng = np.random.default_rng(8)
+    hypergraphs = [read_hypergraph(IBM01), generate.grid(2500, seed=1), generate.long_tailed(1500, seed=2)]
+    weighted = hypergraphs[1]
+    hypergraphs.append(Hypergraph.from_pins(weighted.num_vertices, weighted.net_offsets, weighted.pin_vertices,
+                                            vertex_weights=rng.integers(1, 9, weighted.num_vertices)))
+    threads = numba.get_num_threads()
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for hypergraph in hypergraphs:
+            for keys in (None, rng.integers(-1, 3, hypergraph.num_vertices)):
+                max_weight = max(2, 3 * hypergraph.total_vertex_weight // hypergraph.num_vertices)
+                serial = compute_clustering(hypergraph, max_weight, CoarseningConfig(), keys, threads=1)
+                with parallel.all_parallel(), monkeypatch.context() as patch:
+                    patch.setattr(matching, "_match_serial", None)  # the rounds must not take it
+                    rounds = compute_clustering(hypergraph, max_weight, CoarseningConfig(), keys, threads=2)
+                np.testing.assert_array_equal(serial[0], rounds[0])
+                assert serial[1] == rounds[1] < hypergraph.num_vertices
+    finally:
+        numba.set_num_threads(threads)
