@@ -240,7 +240,7 @@ def instance_section(report: dict) -> str:
                                  if not isinstance(value, (dict, list))))
     text = markdown_table(columns, [[row.get(column) for column in columns] for row in rows]) if rows else ""
     if report.get("paper_table_iii"):
-        text += "\nseed 000 Table III (K20c vs sequential Mondriaan), as the report holds it:\n\n"
+        text += "\nCheng, Cho and Yoon 2015, Table III (K20c vs sequential Mondriaan), as the report holds it:\n\n"
         text += markdown_table(["input", "GPU s", "sequential s"], [list(row) for row in report["paper_table_iii"]])
     return text
 

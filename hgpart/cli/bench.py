@@ -231,7 +231,7 @@ def bench_triangles(files, device, rmat_n, edge_factor, repeat, save, cpu_path, 
 @bench.command("coarsen", epilog=epilog("hgpart bench coarsen -n 1000000 --device auto --repeat 3"))
 @click.argument("files", nargs=-1)
 @click.option("--classes", default="long-tailed,evenly,grid,synthetic", show_default=True,
-              help="Generated instances when no FILES are given (synthetic: seed 000's matrix, at --synthetic-n).")
+              help="Generated instances when no FILES are given (synthetic: Cheng, Cho and Yoon's matrix, at --synthetic-n).")
 @click.option("-n", "n", type=click.IntRange(min=100), default=1_000_000, show_default=True,
               help="Vertices of each generated class.")
 @click.option("--synthetic-n", type=click.IntRange(min=700), default=700_000, show_default=True)
@@ -245,7 +245,7 @@ def bench_triangles(files, device, rmat_n, edge_factor, repeat, save, cpu_path, 
 @job_options
 def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, gpu_repeat, save, rating, max_rated_net_size,
                   threads, as_json, quiet):
-    """One coarsening level (the map, seed 000 Table III, and the contraction) on the CPU path and on the GPU."""
+    """One coarsening level (the map, as in Table III of Cheng, Cho and Yoon 2015, and the contraction) on the CPU path and on the GPU."""
     from ..bench.coarsening import PAPER_TABLE_III, run_coarsen_bench
     from ..bench.report import save_report
 
@@ -263,7 +263,7 @@ def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, gpu_repeat,
     reporter.table(f"coarsening, one level (CPU {used_threads} threads vs {device_used}; medians of {repeat}, GPU "
                    f"{gpu_repeat or repeat})",
                    columns, [[row.get(column, "-") for column in columns] for row in rows])
-    reporter.table("seed 000 Table III (K20c vs sequential Mondriaan)", ["input", "GPU s", "sequential s", "speedup"],
+    reporter.table("Cheng, Cho and Yoon 2015, Table III (K20c vs sequential Mondriaan)", ["input", "GPU s", "sequential s", "speedup"],
                    [[name, gpu, cpu, cpu / gpu] for name, gpu, cpu in PAPER_TABLE_III])
 
 

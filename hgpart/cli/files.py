@@ -21,7 +21,7 @@ from .options import (FORMAT_CHOICE, epilog, format_option, json_option, library
 @quiet_option
 @library_errors
 def info(file, file_format, model, as_json, quiet):
-    """Sizes, weights and degree / net-size statistics (seed 000 Table II) of FILE."""
+    """Sizes, weights and degree / net-size statistics (as in Table II of Cheng, Cho and Yoon 2015) of FILE."""
     from ..io import read_hypergraph
     from ..stats import hypergraph_info
 
@@ -113,7 +113,7 @@ def convert(source, target, source_format, target_format, model, as_json, quiet)
 @quiet_option
 @library_errors
 def generate(kind, n, seed, output, file_format, net_size, num_edges, edge_factor, weights, as_json, quiet):
-    """Write a seeded random instance of CLASS (seed 000's input classes, R-MAT, G(n, m))."""
+    """Write a seeded random instance of CLASS (the input classes of Cheng, Cho and Yoon 2015, R-MAT, G(n, m))."""
     from .. import generate as generators
     from ..io import detect_format, write_edgelist, write_graph, write_hypergraph
     from ..hypergraph import Graph

@@ -21,7 +21,7 @@ from .options import device_option, epilog, format_option, job_options, print_su
 @format_option
 @job_options
 def cluster(file, output, seed, device, tries, file_format, threads, as_json, quiet):
-    """Cluster the vertices of the graph FILE for high modularity (seed 002 agglomeration + local moving).
+    """Cluster the vertices of the graph FILE for high modularity (Fagginger Auer and Bisseling's agglomeration + local moving).
 
     Writes one cluster id per line (0-based, vertex order). Reads METIS .graph, Matrix Market, edge lists
     (weighted or not); direction is ignored, parallel edges count once (the heaviest), self loops are dropped."""
@@ -52,7 +52,7 @@ def cluster(file, output, seed, device, tries, file_format, threads, as_json, qu
 @format_option
 @job_options
 def mst(file, output, device, file_format, threads, as_json, quiet):
-    """Minimum spanning forest of the graph FILE (Borůvka from data-parallel primitives, seed 003).
+    """Minimum spanning forest of the graph FILE (Borůvka from data-parallel primitives, after Vineet et al. 2009).
 
     Reports total weight, forest edges and components. Reads DIMACS .gr, METIS .graph, Matrix Market and edge
     lists; direction is ignored, self loops dropped, parallel edges (and a general matrix's (i,j) beside
@@ -83,7 +83,7 @@ def mst(file, output, device, file_format, threads, as_json, quiet):
 @format_option
 @job_options
 def triangles(file, list_output, per_vertex_output, device, file_format, threads, as_json, quiet):
-    """Count triangles of the graph FILE exactly; clustering coefficients; optionally list them (seed 004).
+    """Count triangles of the graph FILE exactly; clustering coefficients; optionally list them (after Low et al. 2017).
 
     Direction, duplicate edges, weights and self loops are ignored."""
     import numpy as np

@@ -79,7 +79,7 @@ def coarsening_options(command):
     command = click.option("--max-rated-net-size", type=click.IntRange(min=2), default=1000, show_default=True,
                            help="Nets with more pins are skipped when rating neighbours.")(command)
     return click.option("--rating", default="heavy-edge", show_default=True,
-                        help="heavy-edge: shared nets add w(e)/(|e|-1); inner-product: w(e) (seed 000 Eq. 7-8). "
+                        help="heavy-edge: shared nets add w(e)/(|e|-1); inner-product: w(e) (Mondriaan similarity). "
                              "bench takes a comma-separated list and runs each.")(command)
 
 

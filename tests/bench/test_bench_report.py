@@ -113,3 +113,22 @@ def test_render_errors(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     result = run("bench", "render", "--input", tmp_path, "--output", tmp_path / "b.md")
     assert result.exit_code == 1 and "bad.json" in result.stderr and "not a JSON report" in result.stderr
+
+
+def test_docs_benchmarks_is_rendered_from_the_committed_reports(tmp_path, monkeypatch):
+    """docs/benchmarks.md and its profiles are exactly what `hgpart bench render` makes of benchmarks/*.json."""
+    import shutil
+
+    import pytest
+
+    pytest.importorskip("matplotlib")
+    from hgpart.bench.render import render
+
+    from ..conftest import ROOT
+
+    shutil.copytree(ROOT / "benchmarks", tmp_path / "benchmarks")
+    monkeypatch.chdir(tmp_path)
+    written = render("benchmarks", "docs/benchmarks.md")
+    assert (tmp_path / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
+    for path in written[1:]:
+        assert (tmp_path / path).read_bytes() == (ROOT / path).read_bytes(), path

@@ -85,7 +85,7 @@ def test_two_hop_coarsening_shrinks_hub_dominated_inputs():
 
 
 def test_isolated_vertices_pair_up_so_coarsening_shrinks():
-    """Seed 000's synthetic matrix at 14k: 13,980 of 14,000 vertices are in no net. Pairing the lone
+    """Cheng, Cho and Yoon's synthetic matrix at 14k: 13,980 of 14,000 vertices are in no net. Pairing the lone
     isolated vertices lets every level shrink; the hubs (in almost every net) end up in few clusters."""
     hypergraph = generate.synthetic(14_000, seed=1)
     assert int((np.diff(hypergraph.vertex_offsets) == 0).sum()) == 14_000 - 20
