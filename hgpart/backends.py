@@ -1,8 +1,9 @@
 """The two backends of the V-cycle's per-level steps, with the same interface: :class:`HostBackend` (numba njit
-on host arrays) and :class:`DeviceBackend` (numba.cuda kernels and CuPy on device arrays). Coarsening (map and
-contraction), carrying labels to the coarse level, projection, the balance check, the rebalancer and the Jet
-rounds exist on both and give the same results array for array; the host's label propagation and FM run on
-host arrays only. The driver (:mod:`hgpart.multilevel`) asks :mod:`hgpart.policy` which backend runs what.
+on host arrays) and :class:`DeviceBackend` (numba.cuda kernels and CuPy on device arrays). Each extends the
+coarsening steps of its place (:mod:`hgpart.coarsening.backends`: the map, the contraction, carrying labels
+to the coarse level, moving arrays) with the refinement steps (the balance check, the rebalancer, the Jet
+rounds); both give the same results array for array. The host's label propagation and FM run on host arrays
+only. The driver (:mod:`hgpart.multilevel`) asks :mod:`hgpart.policy` which backend runs what.
 
 The GPU path's CPU twin uses :class:`HostBackend` where the GPU path uses the device: the same partition
 without a GPU (the tests compare them).
@@ -12,51 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import CoarseningConfig
+from .coarsening.backends import DeviceCoarsening, HostCoarsening
 from .errors import DeviceMemoryError, InputError
 from .hypergraph import Hypergraph, scatter_sum
 
 
-class HostBackend:
-    """Per-level steps on host (numpy) arrays."""
-
-    name = "host"
-
-    @staticmethod
-    def put(array):
-        """A host array as this backend's array (None stays None)."""
-        return None if array is None else np.asarray(array)
-
-    @staticmethod
-    def get(array):
-        """This backend's array on the host."""
-        return array
-
-    @staticmethod
-    def put_level(hypergraph: Hypergraph) -> Hypergraph:
-        return hypergraph
-
-    @staticmethod
-    def cluster(level: Hypergraph, max_weight: int, config: CoarseningConfig, merge_key=None):
-        """The coarsening map (int32[n], its number of clusters) of :func:`.coarsening.matching.compute_clustering`."""
-        from .coarsening.matching import compute_clustering
-
-        return compute_clustering(level, max_weight, config, merge_key)
-
-    @staticmethod
-    def contract(level: Hypergraph, cluster, num_clusters: int) -> Hypergraph:
-        from .coarsening.contraction import contract
-
-        return contract(level, cluster, num_clusters)
-
-    @staticmethod
-    def carry(values, cluster, num_clusters: int):
-        """Per-vertex labels carried to the coarse vertices: the largest of each cluster (-1 = none)."""
-        if values is None:
-            return None
-        coarse = np.full(num_clusters, -1, dtype=values.dtype)
-        np.maximum.at(coarse, cluster, values)
-        return coarse
+class HostBackend(HostCoarsening):
+    """Per-level steps on host (numpy) arrays: the coarsening steps, and the refinement steps below."""
 
     @staticmethod
     def balanced(level: Hypergraph, blocks, k: int, max_block_weights) -> bool:
@@ -83,54 +46,9 @@ class HostBackend:
 
         return jet_refine(level, blocks, k, max_block_weights, rounds, cut_objective, movable, tolerance)
 
-    @staticmethod
-    def synchronize() -> None:
-        pass
 
-
-class DeviceBackend:
-    """Per-level steps on the GPU: CuPy arrays (numpy under numba's CUDA simulator)."""
-
-    name = "device"
-
-    @staticmethod
-    def put(array):
-        from .cuda.arrays import to_device
-
-        if array is None or _on_device(array):
-            return array
-        return to_device(np.asarray(array))
-
-    @staticmethod
-    def get(array):
-        from .cuda.arrays import to_host
-
-        return to_host(array)
-
-    @staticmethod
-    def put_level(hypergraph: Hypergraph) -> Hypergraph:
-        return hypergraph.to_device()
-
-    @staticmethod
-    def cluster(level: Hypergraph, max_weight: int, config: CoarseningConfig, merge_key=None):
-        from .coarsening.gpu import compute_clustering_device
-
-        return compute_clustering_device(level, max_weight, config, merge_key)
-
-    @staticmethod
-    def contract(level: Hypergraph, cluster, num_clusters: int) -> Hypergraph:
-        from .coarsening.gpu import contract_device
-
-        return contract_device(level, cluster, num_clusters)
-
-    @staticmethod
-    def carry(values, cluster, num_clusters: int):
-        if values is None:
-            return None
-        from .cuda.arrays import xp
-        from .cuda.primitives import scatter, scatter_max_kernel
-
-        return scatter(scatter_max_kernel, cluster, values, xp().full(num_clusters, -1, dtype=values.dtype))
+class DeviceBackend(DeviceCoarsening):
+    """Per-level steps on the GPU: the coarsening steps, and the refinement steps below."""
 
     @staticmethod
     def balanced(level: Hypergraph, blocks, k: int, max_block_weights) -> bool:
@@ -151,19 +69,9 @@ class DeviceBackend:
 
         return refine_device(level, blocks, k, max_block_weights, rounds, cut_objective, movable, tolerance)
 
-    @staticmethod
-    def synchronize() -> None:
-        from numba import cuda
-
-        cuda.synchronize()
-
 
 HOST_BACKEND = HostBackend()
 DEVICE_BACKEND = DeviceBackend()
-
-
-def _on_device(array) -> bool:
-    return not isinstance(array, np.ndarray) and hasattr(array, "__cuda_array_interface__")
 
 
 def backends_for(path: str, twin: bool = False) -> dict:

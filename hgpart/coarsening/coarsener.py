@@ -1,5 +1,5 @@
 """The coarsening phase: levels of rate -> match -> join -> contract until the hypergraph is small enough, on
-the host or the device (:mod:`hgpart.backends`), into one :class:`Hierarchy` of :class:`Level` objects."""
+the host or the device (:mod:`.backends`), into one :class:`Hierarchy` of :class:`Level` objects."""
 
 from __future__ import annotations
 
@@ -117,8 +117,9 @@ def build_hierarchy(hypergraph: Hypergraph, k: int, config: CoarseningConfig, ep
     hypergraph : Hypergraph
         The input, on the host.
     backends : dict
-        The backend of each place (:func:`hgpart.backends.backends_for`). The levels are kept where
-        ``input_level`` is (without it, on the host).
+        The coarsening steps of each place, ``host`` and ``device`` (:mod:`.backends`, or the full backends of
+        :func:`hgpart.backends.backends_for`). The levels are kept where ``input_level`` is (without it, on the
+        host).
     coarsened_on : callable
         ``coarsened_on(pins) -> "host" | "device"``: where a level of that many pins is coarsened
         (:meth:`hgpart.policy.Policy.coarsened_on`); a level coarsened on the host while the hierarchy is
@@ -199,15 +200,15 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
     host_level_max_pins : int, optional
         Default :attr:`hgpart.config.PolicyConfig.host_level_max_pins`.
     """
-    from ..backends import backends_for
     from ..config import PolicyConfig
+    from .backends import DEVICE_COARSENING, HOST_COARSENING
 
     if device != "gpu":
-        return build_hierarchy(hypergraph, k, config, epsilon, backends_for("cpu"), lambda pins: "host", fixed,
+        return build_hierarchy(hypergraph, k, config, epsilon, {"host": HOST_COARSENING}, lambda pins: "host", fixed,
                                communities, on_level, max_levels)
     limit = PolicyConfig().host_level_max_pins if host_level_max_pins is None else host_level_max_pins
-    backends = backends_for("gpu")
-    input_level = Level(backends["device"].put_level(hypergraph), place="device", host=hypergraph)
+    backends = {"host": HOST_COARSENING, "device": DEVICE_COARSENING}
+    input_level = Level(DEVICE_COARSENING.put_level(hypergraph), place="device", host=hypergraph)
     hierarchy = build_hierarchy(hypergraph, k, config, epsilon, backends,
                                 lambda pins: "host" if pins <= limit else "device", fixed, communities, on_level,
                                 max_levels, input_level)
