@@ -105,7 +105,8 @@ def partition(hypergraph, k: int | None = None, epsilon: float | None = None, ob
                device=device)
 
 
-def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed=None, device: str = "auto"):
+def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed=None, communities: bool | None = None,
+            device: str = "auto"):
     """The coarsening hierarchy of a hypergraph, as the partitioner builds it for ``k`` blocks.
 
     Parameters
@@ -118,13 +119,16 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
         No cluster outweighs what a block may hold.
     fixed : int[num_vertices], optional
         Vertices fixed to different blocks never merge.
+    communities : bool, optional
+        Detect communities of the star expansion first and never merge across them (default: as the
+        partitioner does, for k >= 4).
     device : {"auto", "cpu", "gpu"}
 
     Returns
     -------
     hgpart.coarsening.Hierarchy
         ``levels`` (finest first, each with ``hypergraph`` and ``cluster``, the map onto the next level),
-        ``coarsest``, and ``summary()`` rows.
+        ``coarsest``, ``communities`` (``labels``, ``count``; None without detection) and ``summary()`` rows.
 
     Examples
     --------
@@ -136,11 +140,12 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
     381
     """
     from .coarsening import coarsen as run
-    from .config import CoarseningConfig
+    from .config import CoarseningConfig, CommunityConfig
 
     hypergraph = as_hypergraph(hypergraph)
     return run(hypergraph, k, config or CoarseningConfig(), epsilon, None if fixed is None else np.asarray(fixed),
-               device=_device(device))
+               device=_device(device), detect_communities=CommunityConfig(
+                   detect=communities is not False, min_k=1 if communities else CommunityConfig().min_k))
 
 
 def cluster(graph, *, seed: int = 0, tries: int = 0, config=None, device: str = "auto"):

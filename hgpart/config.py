@@ -33,8 +33,6 @@ class CoarseningConfig:
         Vertices still alone after joining that proposed to the same cluster pair up (METIS's 2-hop matching).
     max_levels : int
         At most this many levels.
-    communities : bool
-        Never merge across the Louvain communities of the star expansion (Mt-KaHyPar's preprocessing).
     """
 
     rating: str = "heavy-edge"
@@ -47,7 +45,6 @@ class CoarseningConfig:
     max_shrink_factor: float = 2.5
     two_hop: bool = True
     max_levels: int = 100
-    communities: bool = False
 
 
 @dataclass(frozen=True)
@@ -201,55 +198,6 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
-class PartitionConfig:
-    """Everything one partition needs: the problem (k, epsilon, objective, seed) and one config per
-    algorithm. Build it with :func:`make_config`."""
-
-    k: int = 2
-    epsilon: float = 0.03
-    objective: str = "km1"
-    seed: int = 0
-    preset: str = "default"
-    coarsening: CoarseningConfig = field(default_factory=CoarseningConfig)
-    initial: InitialConfig = field(default_factory=InitialConfig)
-    label_propagation: LabelPropagationConfig = field(default_factory=LabelPropagationConfig)
-    fm: FMConfig = field(default_factory=FMConfig)
-    jet: JetConfig = field(default_factory=JetConfig)
-    pair_fm: PairFMConfig = field(default_factory=PairFMConfig)
-    policy: PolicyConfig = field(default_factory=PolicyConfig)
-
-
-PRESETS = {
-    "fast": dict(initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
-                 fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
-    "default": {},
-    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80), label_propagation=LabelPropagationConfig(rounds=8),
-                    fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
-                    policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=1 << 62, large_input_fm_candidates=20,
-                                        large_input_fm_fruitless_moves=1000)),
-}
-
-
-def make_config(k: int, epsilon: float = 0.03, objective: str = "km1", seed: int = 0, preset: str = "default",
-                **overrides) -> PartitionConfig:
-    """A :class:`PartitionConfig` from a preset (``fast``, ``default``, ``quality``), with per-algorithm
-    overrides (e.g. ``coarsening=CoarseningConfig(communities=True)``)."""
-    from .errors import InputError
-
-    if preset not in PRESETS:
-        raise InputError(f"unknown preset {preset!r} (fast, default or quality)")
-    if objective not in ("km1", "cut"):
-        raise InputError(f"unknown objective {objective!r} (km1 or cut)")
-    if k < 1:
-        raise InputError(f"k must be at least 1, got {k}")
-    if not epsilon >= 0:
-        raise InputError(f"epsilon must be non-negative, got {epsilon}")
-    config = PartitionConfig(k=k, epsilon=epsilon, objective=objective, seed=seed, preset=preset,
-                             **PRESETS[preset])
-    return replace(config, **overrides) if overrides else config
-
-
-@dataclass(frozen=True)
 class ClusterConfig:
     """Modularity clustering: the agglomeration of Fagginger Auer and Bisseling (2012), then local moving at
     every level.
@@ -296,6 +244,89 @@ class ClusterConfig:
     cycles: int = 8
     tries: int = 0
     ensemble_rounds: int = 4
+
+
+@dataclass(frozen=True)
+class CommunityConfig:
+    """Community detection before coarsening: coarsening never merges vertices of different communities
+    (T. Heuer and S. Schlag, "Improving Coarsening Schemes for Hypergraph Partitioning by Exploiting Community
+    Structure", SEA 2017), found by hgpart's modularity clustering on the hypergraph's star expansion.
+
+    Attributes
+    ----------
+    detect : bool
+        Detect communities and keep coarsening inside them (for k >= ``min_k``).
+    min_k : int
+        Communities only for this many blocks or more: at k = 2 they cost km1 on the benchmark set, at k >= 4
+        they gain (docs/tuning.md, "Community detection").
+    edge_weights : str
+        Star-expansion edge weights (:mod:`hgpart.preprocessing.common`): ``hybrid`` (``degree`` below
+        ``density_threshold`` nets per vertex, else ``uniform``), ``uniform``, ``non-uniform`` or ``degree``.
+    density_threshold : float
+        See ``edge_weights``.
+    max_net_size : int
+        Nets with more pins are left out of the star expansion.
+    clustering : ClusterConfig
+        The modularity clustering that finds the communities.
+    """
+
+    detect: bool = True
+    min_k: int = 4
+    edge_weights: str = "hybrid"
+    density_threshold: float = 0.75
+    max_net_size: int = 1000
+    clustering: ClusterConfig = field(default_factory=lambda: ClusterConfig(move_rounds=8, cycles=1, tries=1,
+                                                                            ensemble_rounds=0))
+
+
+@dataclass(frozen=True)
+class PartitionConfig:
+    """Everything one partition needs: the problem (k, epsilon, objective, seed) and one config per
+    algorithm. Build it with :func:`make_config`."""
+
+    k: int = 2
+    epsilon: float = 0.03
+    objective: str = "km1"
+    seed: int = 0
+    preset: str = "default"
+    communities: CommunityConfig = field(default_factory=CommunityConfig)
+    coarsening: CoarseningConfig = field(default_factory=CoarseningConfig)
+    initial: InitialConfig = field(default_factory=InitialConfig)
+    label_propagation: LabelPropagationConfig = field(default_factory=LabelPropagationConfig)
+    fm: FMConfig = field(default_factory=FMConfig)
+    jet: JetConfig = field(default_factory=JetConfig)
+    pair_fm: PairFMConfig = field(default_factory=PairFMConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+
+
+PRESETS = {
+    "fast": dict(communities=CommunityConfig(detect=False), initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
+                 fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
+    "default": {},
+    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80), label_propagation=LabelPropagationConfig(rounds=8),
+                    fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
+                    policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=1 << 62, large_input_fm_candidates=20,
+                                        large_input_fm_fruitless_moves=1000)),
+}
+
+
+def make_config(k: int, epsilon: float = 0.03, objective: str = "km1", seed: int = 0, preset: str = "default",
+                **overrides) -> PartitionConfig:
+    """A :class:`PartitionConfig` from a preset (``fast``, ``default``, ``quality``), with per-algorithm
+    overrides (e.g. ``communities=CommunityConfig(detect=False)``)."""
+    from .errors import InputError
+
+    if preset not in PRESETS:
+        raise InputError(f"unknown preset {preset!r} (fast, default or quality)")
+    if objective not in ("km1", "cut"):
+        raise InputError(f"unknown objective {objective!r} (km1 or cut)")
+    if k < 1:
+        raise InputError(f"k must be at least 1, got {k}")
+    if not epsilon >= 0:
+        raise InputError(f"epsilon must be non-negative, got {epsilon}")
+    config = PartitionConfig(k=k, epsilon=epsilon, objective=objective, seed=seed, preset=preset,
+                             **PRESETS[preset])
+    return replace(config, **overrides) if overrides else config
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from .errors import DeviceMemoryError, InfeasibleError, InputError
 from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
+from .preprocessing.communities import detect_communities
 from .policy import HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
 from .refinement import rebalance_partition, refine
 from .refinement.pair_fm import pair_fm
@@ -43,7 +44,7 @@ class PartitionResult:
     metrics : PartitionMetrics
         km1, cut, soed, block weights, imbalance.
     seconds : dict
-        Wall time per phase: coarsening, initial, refinement, total.
+        Wall time per phase: communities (their detection), coarsening, initial, refinement, total.
     levels : list of dict
         One row per coarsening level.
     device : str
@@ -52,6 +53,8 @@ class PartitionResult:
         GPU path: the most device memory the partition's arrays held at once; 0 on the CPU path.
     note : str or None
         Why the partition ran elsewhere than asked (``device="auto"`` and the GPU ran out of memory).
+    communities : int or None
+        How many communities coarsening stayed inside (None: no community detection).
     """
 
     partition: np.ndarray
@@ -61,6 +64,7 @@ class PartitionResult:
     device: str = "cpu"
     device_memory_bytes: int = 0
     note: str | None = None
+    communities: int | None = None
 
     @property
     def km1(self) -> int:
@@ -179,17 +183,12 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
     if k == 1 or hypergraph.num_vertices == 0:
         result = np.zeros(hypergraph.num_vertices, dtype=np.int32)
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
-    communities = None
-    if config.coarsening.communities:
-        from .graphs.louvain import hypergraph_communities
-
-        communities = hypergraph_communities(hypergraph, config.coarsening.max_rated_net_size)
     policy = Policy(config, path, hypergraph.num_pins)
     on_device = path == "gpu" and not twin
     memory = DeviceMemory(hypergraph, k) if on_device else nullcontext()
     with memory:
-        blocks, levels, coarsened, initialized = _v_cycles(hypergraph, max_weights, policy, backends_for(path, twin),
-                                                           fixed, communities, on_level)
+        blocks, levels, communities, coarsened, initialized = _v_cycles(hypergraph, max_weights, policy,
+                                                                        backends_for(path, twin), fixed, on_level)
     metrics = evaluate(hypergraph, blocks, k, epsilon)
     if not metrics.balanced:
         movable = None if fixed is None else fixed < 0
@@ -202,18 +201,25 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
     if not metrics.balanced:
         raise InfeasibleError(f"could not balance the partition: heaviest block {metrics.max_block_weight} > "
                               f"bound {bound} = (1 + {epsilon}) * ceil({total} / {k})")
-    seconds = {"coarsening": coarsened - started, "initial": initialized - coarsened,
+    detection = communities.seconds if communities is not None else 0.0
+    seconds = {"communities": detection, "coarsening": coarsened - started - detection,
+               "initial": initialized - coarsened,
                "refinement": finished - initialized, "total": finished - started}
     return PartitionResult(blocks, metrics, seconds, levels, "gpu" if on_device else "cpu",
-                           memory.peak if on_device else 0)
+                           memory.peak if on_device else 0, communities=None if communities is None else communities.count)
 
 
-def _v_cycles(hypergraph: Hypergraph, max_weights, policy: Policy, backends: dict, fixed, communities, on_level):
-    """Coarsen, partition the coarsest level, uncoarsen; then the policy's extra V-cycles and last refiner.
-    Returns (host int32[n] blocks, level rows, time coarsened, time initialised)."""
+def _v_cycles(hypergraph: Hypergraph, max_weights, policy: Policy, backends: dict, fixed, on_level):
+    """Detect communities (if the config asks), coarsen inside them, partition the coarsest level, uncoarsen;
+    then the policy's extra V-cycles and last refiner. Returns (host int32[n] blocks, level rows,
+    :class:`~hgpart.preprocessing.communities.Communities` or None, time coarsened, time initialised)."""
     config = policy.config
     keep = backends[policy.levels_kept]
     input_level = Level(keep.put_level(hypergraph), place=keep.name, host=hypergraph)
+    found, communities = None, None
+    if config.communities.detect and config.k >= config.communities.min_k:
+        found = detect_communities(input_level.hypergraph, config.communities, "gpu" if keep.name == "device" else "cpu")
+        communities = found.labels
     hierarchy = build_hierarchy(hypergraph, config.k, config.coarsening, config.epsilon, backends,
                                 policy.coarsened_on, fixed, communities, on_level, input_level=input_level)
     coarsened = time.perf_counter()
@@ -225,7 +231,7 @@ def _v_cycles(hypergraph: Hypergraph, max_weights, policy: Policy, backends: dic
     for _ in range(policy.v_cycles):
         blocks = v_cycle(input_level, blocks, max_weights, policy, backends, fixed, communities)
     blocks = final_refinement(hypergraph, keep.get(blocks), max_weights, policy, fixed)
-    return blocks, hierarchy.summary(), coarsened, initialized
+    return blocks, hierarchy.summary(), found, coarsened, initialized
 
 
 def initial_partitioning(coarsest: Hypergraph, coarsest_fixed, max_weights, policy: Policy) -> np.ndarray:
@@ -334,7 +340,7 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
     only when ``input_pins``, the size of the input to come, needs them.
     """
-    from .config import CoarseningConfig
+    from .config import CoarseningConfig, CommunityConfig
     from .parallel import all_parallel, runs_serially
 
     started = time.perf_counter()
@@ -342,7 +348,7 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     nets = [rng.choice(400, size=int(rng.integers(2, 6)), replace=False) for _ in range(600)]
     tiny = Hypergraph.from_pin_lists(nets, 400)
     small_levels = CoarseningConfig(contraction_limit_factor=20)
-    tiny_config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels)
+    tiny_config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels, communities=CommunityConfig())
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         partition(tiny, config=tiny_config, device=used)
     parallel_drivers = input_pins is None or not runs_serially(input_pins)

@@ -58,7 +58,7 @@ PARTITIONS = [
     ("ibm01.hgr", 4, "km1", 1, "fast", ""),
     ("ibm01.hgr", 8, "km1", 0, "quality", ""),
     ("ibm01.hgr", 4, "km1", 0, "default", "fixed"),
-    ("ibm01.hgr", 8, "km1", 0, "default", "communities"),
+    ("ibm01.hgr", 8, "km1", 0, "default", "no-communities"),
     ("ibm01.hgr", 8, "km1", 0, "default", "inner-product"),
     ("sat14_AProVE07-27.cnf.primal.hgr.gz", 8, "km1", 0, "default", ""),
     ("karate.graph", 2, "km1", 0, "default", ""),
@@ -94,14 +94,14 @@ def case_name(kind: str, case) -> str:
 
 
 def partition_case(case, device: str = "cpu") -> str:
-    from hgpart.config import CoarseningConfig, make_config
+    from hgpart.config import CoarseningConfig, CommunityConfig, make_config
     from hgpart.multilevel import partition
 
     name, k, objective, seed, preset, variant = case
     hypergraph = _hypergraph(name)
     overrides = {}
-    if variant == "communities":
-        overrides["coarsening"] = replace(CoarseningConfig(), communities=True)
+    if variant == "no-communities":
+        overrides["communities"] = CommunityConfig(detect=False)
     if variant == "inner-product":
         overrides["coarsening"] = replace(CoarseningConfig(), rating="inner-product")
     config = make_config(k, 0.03, objective, seed, preset, **overrides)

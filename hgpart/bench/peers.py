@@ -1,4 +1,5 @@
-"""Peers for the bench: Mt-KaHyPar (python package ``mtkahypar``) and KaHyPar (``kahypar``).
+"""Peers for the bench: Mt-KaHyPar (python package ``mtkahypar``) with its default preset (``mtkahypar``) or its
+quality preset (``mtkahypar-quality``: adds flow-based refinement), and KaHyPar (``kahypar``).
 
 Each peer reads an hMetis file (the bench writes one when the input is in another format or gzipped)
 and returns (partition, seconds). Missing peers are reported, never fatal. :func:`run_peer` runs a peer in
@@ -17,12 +18,13 @@ import time
 
 import numpy as np
 
-PEERS = ("mtkahypar", "kahypar")
+PEERS = ("mtkahypar", "mtkahypar-quality", "kahypar")
 _MTKAHYPAR = {}
 
 
 def available(peer: str) -> str | None:
     """None if the peer can run, else why not."""
+    peer = peer.split("-")[0]
     try:
         __import__(peer)
     except ImportError:
@@ -30,14 +32,16 @@ def available(peer: str) -> str | None:
     return None
 
 
-def run_mtkahypar(hgr_path: str, k: int, epsilon: float, objective: str, seed: int, threads: int):
+def run_mtkahypar(hgr_path: str, k: int, epsilon: float, objective: str, seed: int, threads: int,
+                  preset: str = "default"):
     import mtkahypar
 
     if threads not in _MTKAHYPAR:  # the library may be initialised once per process
         _MTKAHYPAR.clear()
         _MTKAHYPAR[threads] = mtkahypar.initialize(threads, False)
     initializer = _MTKAHYPAR[threads]
-    context = initializer.context_from_preset(mtkahypar.PresetType.DEFAULT)
+    context = initializer.context_from_preset(mtkahypar.PresetType.QUALITY if preset == "quality"
+                                              else mtkahypar.PresetType.DEFAULT)
     context.set_partitioning_parameters(k, epsilon, mtkahypar.Objective.KM1 if objective == "km1"
                                         else mtkahypar.Objective.CUT)
     context.logging = False
@@ -76,7 +80,7 @@ def run_kahypar(hgr_path: str, k: int, epsilon: float, objective: str, seed: int
 
 def run_peer(peer: str, hgr_path: str, k: int, epsilon: float, objective: str, seed: int, threads: int,
              config_path: str | None = None):
-    """(partition int32[n], seconds) of ``peer`` ("mtkahypar" or "kahypar") on the hMetis file, run in a child
+    """(partition int32[n], seconds) of ``peer`` (one of :data:`PEERS`) on the hMetis file, run in a child
     process; raises RuntimeError with the child's one-line error when it fails."""
     with tempfile.TemporaryDirectory() as folder:
         output = os.path.join(folder, "partition.npy")
@@ -92,8 +96,9 @@ def run_peer(peer: str, hgr_path: str, k: int, epsilon: float, objective: str, s
 def _main(argv) -> int:
     peer, hgr_path, k, epsilon, objective, seed, threads, config_path, output = argv
     try:
-        if peer == "mtkahypar":
-            partition, seconds = run_mtkahypar(hgr_path, int(k), float(epsilon), objective, int(seed), int(threads))
+        if peer.startswith("mtkahypar"):
+            partition, seconds = run_mtkahypar(hgr_path, int(k), float(epsilon), objective, int(seed), int(threads),
+                                               "quality" if peer == "mtkahypar-quality" else "default")
         else:
             partition, seconds = run_kahypar(hgr_path, int(k), float(epsilon), objective, int(seed), int(threads),
                                              config_path)

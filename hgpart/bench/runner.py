@@ -6,7 +6,7 @@ import glob
 import os
 import statistics
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -73,12 +73,13 @@ def _without_empty_nets(hypergraph: Hypergraph, sizes: np.ndarray) -> Hypergraph
 
 
 def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahypar",), threads=1, preset="default",
-              kahypar_config=None, progress=None, variants=None, devices=("cpu",)) -> list[Record]:
+              kahypar_config=None, progress=None, variants=None, devices=("cpu",), communities=None) -> list[Record]:
     """Every file x k: each hgpart variant on each device (seeds 0..repeat-1) and each peer (same seeds), in
     one run.
 
     ``variants`` maps a tool name to a CoarseningConfig (default: ``{"hgpart": CoarseningConfig()}``); on the
     devices after the first, a variant's tool name gets the suffix ``:device`` (``hgpart:cpu``).
+    ``communities``: community detection on or off (None: the preset's).
     """
     variants = variants or {"hgpart": CoarseningConfig()}
     variants = {(name if index == 0 else f"{name}:{device}"): (coarsening, device)
@@ -98,6 +99,9 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                     runs = []
                     for seed in range(repeat):
                         config = make_config(k, epsilon, objective, seed, preset, coarsening=coarsening)
+                        if communities is not None:
+                            config = replace(config, communities=replace(config.communities, detect=communities,
+                                                                         min_k=1))
                         result = partition(hypergraph, k, config=config, device=device)
                         metrics = result.metrics
                         runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,
@@ -139,11 +143,19 @@ def comparison(records: list[Record], peer: str) -> dict:
     keys = sorted(set(ours) & set(theirs))
     if not keys:
         return {}
-    km1_ratios = [max(ours[key].km1, 1) / max(theirs[key].km1, 1) for key in keys]
-    time_ratios = [ours[key].seconds / max(theirs[key].seconds, 1e-9) for key in keys]
+    km1_ratios = np.array([max(ours[key].km1, 1) / max(theirs[key].km1, 1) for key in keys])
+    time_ratios = np.array([ours[key].seconds / max(theirs[key].seconds, 1e-9) for key in keys])
+    ks = np.array([key[1] for key in keys])
+    worst = int(np.argmax(km1_ratios))
     return {"peer": peer, "cells": len(keys),
             "km1_ratio_geomean": float(np.exp(np.mean(np.log(km1_ratios)))),
             "time_ratio_geomean": float(np.exp(np.mean(np.log(time_ratios)))),
+            "km1_ratio_max": float(km1_ratios[worst]), "km1_ratio_max_cell": [keys[worst][0], int(keys[worst][1])],
+            "cells_above_1.10": int(np.sum(km1_ratios > 1.10)),
+            "by_k": {int(k): {"cells": int(np.sum(ks == k)),
+                              "km1_ratio_geomean": float(np.exp(np.mean(np.log(km1_ratios[ks == k])))),
+                              "time_ratio_geomean": float(np.exp(np.mean(np.log(time_ratios[ks == k]))))}
+                     for k in sorted(set(ks.tolist()))},
             "hgpart_imbalanced": sum(not ours[key].balanced for key in keys),
             "peer_imbalanced": sum(not theirs[key].balanced for key in keys)}
 

@@ -8,8 +8,9 @@ import os
 import click
 
 from ..errors import InputError
-from .options import (bench_output_options, coarsening_config, coarsening_options, command_line, device_option,
-                      epilog, int_list, job_options, library_errors, quiet_option, row_table, save_option, start_job)
+from .options import (bench_output_options, coarsening_config, coarsening_options, command_line, communities_option,
+                      device_option, epilog, int_list, job_options, library_errors, quiet_option, row_table,
+                      save_option, start_job)
 
 
 class DefaultGroup(click.Group):
@@ -79,15 +80,16 @@ def _devices(device_used: str, cpu_path: bool) -> list[str]:
 @click.option("--preset", type=click.Choice(["fast", "default", "quality"]), default="default", show_default=True)
 @device_option
 @click.option("--peers", default="mtkahypar", show_default=True,
-              help="Comma-separated peers to run beside hgpart (mtkahypar, kahypar) or 'none'.")
+              help="Comma-separated peers to run beside hgpart (mtkahypar, mtkahypar-quality, kahypar) or 'none'.")
 @click.option("--kahypar-config", default=None, help="KaHyPar .ini preset (its Python package ships none).")
 @click.option("--repeat", type=click.IntRange(min=1), default=1, show_default=True,
               help="Runs per cell with seeds 0..N-1; medians are reported.")
 @bench_output_options
+@communities_option
 @coarsening_options
 @job_options
 def bench_partition(files, suite, k_list, epsilon, objective, preset, device, peers, kahypar_config, repeat, save,
-                    cpu_path, rating, max_rated_net_size, threads, as_json, quiet):
+                    cpu_path, communities, rating, max_rated_net_size, threads, as_json, quiet):
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
     from ..bench.peers import PEERS
     from ..bench.report import save_report
@@ -99,7 +101,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     peer_list = [] if peers.strip() == "none" else [p.strip() for p in peers.split(",") if p.strip()]
     unknown = [p for p in peer_list if p not in PEERS]
     if unknown:
-        raise InputError(f"unknown peer {unknown[0]!r} (mtkahypar, kahypar or none)")
+        raise InputError(f"unknown peer {unknown[0]!r} ({', '.join(PEERS)} or none)")
     if files and suite:
         raise InputError("give FILES or --suite, not both")
     paths = list(files) or suite_files(suite or "default")
@@ -115,10 +117,10 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     ours = [name if index == 0 else f"{name}:{used}" for index, used in enumerate(devices) for name in variants]
     with reporter.progress(len(paths) * len(ks) * repeat * len(ours), "hgpart bench") as bar:
         records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
-                            bar.advance, variants, devices)
+                            bar.advance, variants, devices, communities)
     summaries = [c for c in (comparison(records, other) for other in ours[1:] + peer_list) if c]
     report = _report("partition", device_used, used_threads, epsilon=epsilon, objective=objective, preset=preset,
-                     repeat=repeat, jit_seconds=jit_seconds,
+                     communities=communities, repeat=repeat, jit_seconds=jit_seconds,
                      records=[{key: value for key, value in vars(r).items() if key != "runs"} | {"runs": r.runs}
                               for r in records], comparison=summaries)
     save_report(report, save, as_json)
@@ -128,7 +130,11 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     for summary in summaries:
         reporter.log(f"vs {summary['peer']}: {objective} ratio geomean {summary['km1_ratio_geomean']:.3f}, time ratio "
                      f"geomean {summary['time_ratio_geomean']:.2f} over {summary['cells']} cells; imbalanced: hgpart "
-                     f"{summary['hgpart_imbalanced']}, {summary['peer']} {summary['peer_imbalanced']}")
+                     f"{summary['hgpart_imbalanced']}, {summary['peer']} {summary['peer_imbalanced']}; worst "
+                     f"{summary['km1_ratio_max']:.3f} ({summary['km1_ratio_max_cell'][0]} k={summary['km1_ratio_max_cell'][1]}),"
+                     f" {summary['cells_above_1.10']} cells above 1.10")
+        reporter.log("  by k: " + "; ".join(f"k={k} {objective} {row['km1_ratio_geomean']:.3f} time "
+                                            f"{row['time_ratio_geomean']:.2f}" for k, row in summary["by_k"].items()))
     for r in records:
         if r.tool == "hgpart" and not r.skipped:
             reporter.log(f"hgpart phases on {r.instance} k={r.k}: " + ", ".join(

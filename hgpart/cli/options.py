@@ -83,6 +83,23 @@ def coarsening_options(command):
                              "bench takes a comma-separated list and runs each.")(command)
 
 
+def communities_option(command):
+    """--communities/--no-communities: community detection before coarsening (default: the preset's)."""
+    return click.option("--communities/--no-communities", "communities", default=None,
+                        help="Find communities of the star expansion (modularity clustering) and never coarsen "
+                             "across them. Default: on for k >= 4 (off in the fast preset).")(command)
+
+
+def with_communities(config, communities: bool | None):
+    """``config`` (a PartitionConfig) with community detection on or off as --communities says (on: for
+    every k)."""
+    from dataclasses import replace
+
+    if communities is None:
+        return config
+    return replace(config, communities=replace(config.communities, detect=communities, min_k=1))
+
+
 def coarsening_config(rating: str, max_rated_net_size: int):
     from dataclasses import replace
 

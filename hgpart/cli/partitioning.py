@@ -9,8 +9,8 @@ import click
 
 from ..console import Reporter, print_json
 from ..errors import InputError
-from .options import (coarsening_config, coarsening_options, device_option, epilog, input_options, job_options,
-                      print_summary, seed_option, start_job)
+from .options import (coarsening_config, coarsening_options, communities_option, device_option, epilog, input_options,
+                      job_options, print_summary, seed_option, start_job, with_communities)
 
 
 # --------------------------------------------------------------------------------------- partition
@@ -26,19 +26,20 @@ from .options import (coarsening_config, coarsening_options, device_option, epil
 @click.option("--preset", type=click.Choice(["fast", "default", "quality"]), default="default", show_default=True)
 @click.option("--fixed", "fixed_file", default=None, help="hMetis fix file: a block id or -1 per vertex.")
 @click.option("-o", "--output", default=None, help="Partition file (default FILE.part.K; - for stdout).")
+@communities_option
 @coarsening_options
 @input_options
 @job_options
-def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, output, rating, max_rated_net_size,
-              file_format, model, threads, as_json, quiet):
+def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, output, communities, rating,
+              max_rated_net_size, file_format, model, threads, as_json, quiet):
     """Partition FILE into K blocks (multilevel: coarsen, initial partition, refine); write one block id per line."""
     from ..io import read_fixed, read_hypergraph, strip_gz, write_partition
     from ..config import make_config
     from ..multilevel import partition as run_partition
     from ..multilevel import warm_up
 
-    config = make_config(k, epsilon, objective, seed, preset,
-                         coarsening=coarsening_config(rating, max_rated_net_size))
+    config = with_communities(make_config(k, epsilon, objective, seed, preset,
+                                          coarsening=coarsening_config(rating, max_rated_net_size)), communities)
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
     if output == "-" and as_json:
         raise InputError("--json and -o - would both write to stdout; give -o a file")
@@ -60,7 +61,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
                "nets": hypergraph.num_nets, "pins": hypergraph.num_pins, "km1": metrics.km1, "cut": metrics.cut,
                "soed": metrics.soed, "imbalance": metrics.imbalance, "balanced": metrics.balanced,
                "max_block_weight": metrics.max_block_weight, "block_weights": list(metrics.block_weights),
-               "levels": len(result.levels), "device_memory_bytes": result.device_memory_bytes,
+               "communities": result.communities, "levels": len(result.levels), "device_memory_bytes": result.device_memory_bytes,
                "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
     print_summary(reporter, f"partition of {file} into {k} blocks", summary, as_json)
 
@@ -76,13 +77,15 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
               help="Imbalance (bounds the weight of a coarse vertex).")
 @device_option
 @click.option("--out-dir", default=None, help="Write each coarse level as LEVEL.hgr and its map LEVEL.map here.")
+@communities_option
 @coarsening_options
 @input_options
 @job_options
-def coarsen(file, levels, k, epsilon, device, out_dir, rating, max_rated_net_size, file_format, model, threads,
-            as_json, quiet):
+def coarsen(file, levels, k, epsilon, device, out_dir, communities, rating, max_rated_net_size, file_format, model,
+            threads, as_json, quiet):
     """Coarsen FILE level by level (Mondriaan similarity, matching, contraction) and report each level."""
     from ..coarsening import coarsen as run_coarsen
+    from ..config import CommunityConfig
     from ..io import read_hypergraph, write_hypergraph, write_partition
     from ..multilevel import warm_up
 
@@ -90,7 +93,10 @@ def coarsen(file, levels, k, epsilon, device, out_dir, rating, max_rated_net_siz
     hypergraph = read_hypergraph(file, file_format, model)
     jit_seconds = warm_up(input_pins=hypergraph.num_pins)
     config = coarsening_config(rating, max_rated_net_size)
-    hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels, device=device_used)
+    detect = CommunityConfig(detect=communities is not False, min_k=1 if communities else CommunityConfig().min_k)
+    hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels, device=device_used,
+                            detect_communities=detect)
+    found = hierarchy.communities
     rows = [{"level": 0, "vertices": hypergraph.num_vertices, "nets": hypergraph.num_nets, "pins": hypergraph.num_pins,
              "matched": 0.0, "seconds": 0.0}]
     coarse_levels = [level.hypergraph for level in hierarchy.levels[1:]] + [hierarchy.coarsest.hypergraph]
@@ -103,7 +109,11 @@ def coarsen(file, levels, k, epsilon, device, out_dir, rating, max_rated_net_siz
             write_hypergraph(coarse, os.path.join(out_dir, f"level{index}.hgr"))
             write_partition(level.cluster, os.path.join(out_dir, f"level{index}.map"))
     if as_json:
-        print_json({"file": file, "device": device_used, "rating": rating, "jit_seconds": jit_seconds, "levels": rows})
+        print_json({"file": file, "device": device_used, "rating": rating, "jit_seconds": jit_seconds,
+                    "communities": None if found is None else found.count,
+                    "community_seconds": None if found is None else found.seconds, "levels": rows})
+    if found is not None:
+        reporter.log(f"{found.count} communities (modularity {found.modularity:.4f}) in {found.seconds:.3f} s")
     reporter.table(f"coarsening of {file} ({device_used})", ["level", "vertices", "nets", "pins", "matched", "seconds"],
                    [list(row.values()) for row in rows])
 

@@ -52,10 +52,12 @@ class Level:
 @dataclass(eq=False)
 class Hierarchy:
     """The levels of one coarsening: ``levels`` the finer ones, finest (the input) first, each with its map
-    onto the next; ``coarsest`` the last contraction."""
+    onto the next; ``coarsest`` the last contraction; ``communities`` those coarsening stayed inside, when
+    :func:`coarsen` detected them (a :class:`hgpart.preprocessing.communities.Communities`)."""
 
     levels: list = field(default_factory=list)
     coarsest: Level | None = None
+    communities: object = None
 
     def summary(self) -> list[dict]:
         """One row per level: vertices, nets, pins, fraction of vertices merged, seconds."""
@@ -74,7 +76,7 @@ class Hierarchy:
 
         return Hierarchy([Level(level.on_host(), host(level.cluster), host(level.fixed), level.seconds)
                           for level in self.levels],
-                         Level(self.coarsest.on_host(), None, host(self.coarsest.fixed)))
+                         Level(self.coarsest.on_host(), None, host(self.coarsest.fixed)), self.communities)
 
 
 def _row(index: int, hypergraph: Hypergraph, coarse_vertices: int, seconds: float) -> dict:
@@ -176,7 +178,7 @@ def build_hierarchy(hypergraph: Hypergraph, k: int, config: CoarseningConfig, ep
 def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = CoarseningConfig(), epsilon: float = 0.03,
             fixed: np.ndarray | None = None, max_levels: int | None = None, on_level=None,
             communities: np.ndarray | None = None, device: str = "cpu",
-            host_level_max_pins: int | None = None) -> Hierarchy:
+            host_level_max_pins: int | None = None, detect_communities=None) -> Hierarchy:
     """The coarsening hierarchy of ``hypergraph`` for ``k`` blocks, on the host (levels as host arrays).
 
     Parameters
@@ -199,17 +201,33 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
         with the same result, and copies them back.
     host_level_max_pins : int, optional
         Default :attr:`hgpart.config.PolicyConfig.host_level_max_pins`.
+    detect_communities : CommunityConfig, optional
+        Without ``communities``: detect them first as this says (on ``device``), when its ``detect`` is set
+        and ``k`` is at least its ``min_k``; they are kept in the hierarchy's ``communities``.
     """
     from ..config import PolicyConfig
+    from ..preprocessing.communities import detect_communities as detect
     from .backends import DEVICE_COARSENING, HOST_COARSENING
 
+    found = None
+    detect_now = (communities is None and detect_communities is not None and detect_communities.detect
+                  and k >= detect_communities.min_k)
     if device != "gpu":
-        return build_hierarchy(hypergraph, k, config, epsilon, {"host": HOST_COARSENING}, lambda pins: "host", fixed,
-                               communities, on_level, max_levels)
+        if detect_now:
+            found = detect(hypergraph, detect_communities, "cpu")
+            communities = found.labels
+        hierarchy = build_hierarchy(hypergraph, k, config, epsilon, {"host": HOST_COARSENING}, lambda pins: "host",
+                                    fixed, communities, on_level, max_levels)
+        hierarchy.communities = found
+        return hierarchy
     limit = PolicyConfig().host_level_max_pins if host_level_max_pins is None else host_level_max_pins
     backends = {"host": HOST_COARSENING, "device": DEVICE_COARSENING}
     input_level = Level(DEVICE_COARSENING.put_level(hypergraph), place="device", host=hypergraph)
+    if detect_now:
+        found = detect(input_level.hypergraph, detect_communities, "gpu")
+        communities = found.labels
     hierarchy = build_hierarchy(hypergraph, k, config, epsilon, backends,
                                 lambda pins: "host" if pins <= limit else "device", fixed, communities, on_level,
                                 max_levels, input_level)
+    hierarchy.communities = found
     return hierarchy.to_host()

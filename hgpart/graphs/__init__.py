@@ -5,5 +5,4 @@ by side, and the helpers both use:
 - :mod:`.spanning_forest`: minimum spanning forests by Borůvka (``hgpart mst``);
 - :mod:`.triangles`: triangle counting and listing, clustering coefficients (``hgpart triangles``);
 - :mod:`.modularity`: the modularity of a clustering and the clustering's integer levels;
-- :mod:`.louvain`: Louvain communities of a hypergraph's star expansion (used by the partitioner).
 """

@@ -170,6 +170,33 @@ def test_partition_honours_fixed_vertices(tmp_path):
     assert set(output.read_text().split()[:50]) == {"1"}
 
 
+def test_partition_and_coarsen_report_their_communities(tmp_path):
+    """Community detection is on by default for k >= 4 (off in the fast preset); --no-communities /
+    --communities override the preset and k; the summary and --json give their number and seconds."""
+    from hgpart.preprocessing.communities import detect_communities
+
+    expected = detect_communities(read_hypergraph(SAT)).count
+    runs = {}
+    for options in ((), ("--no-communities",), ("--preset", "fast"), ("--preset", "fast", "--communities")):
+        result = run("partition", SAT, "-k", 4, "-o", tmp_path / "p", "--json", *options)
+        assert result.exit_code == 0, result.output
+        runs[options] = json.loads(result.stdout)
+    assert runs[()]["communities"] == runs[("--preset", "fast", "--communities")]["communities"] == expected > 1
+    assert runs[("--no-communities",)]["communities"] is None and runs[("--preset", "fast")]["communities"] is None
+    assert runs[()]["seconds"]["communities"] > 0 and runs[("--no-communities",)]["seconds"]["communities"] == 0
+    plain = run("partition", SAT, "-k", 4, "-o", tmp_path / "p")
+    assert f"communities: {expected}" in plain.stderr and plain.stdout == ""
+    two = json.loads(run("partition", SAT, "-k", 2, "-o", tmp_path / "p", "--json", "--preset", "fast").stdout)
+    forced = json.loads(run("partition", SAT, "-k", 2, "-o", tmp_path / "p", "--json", "--preset", "fast",
+                            "--communities").stdout)
+    assert two["communities"] is None and forced["communities"] == expected
+    coarsened = json.loads(run("coarsen", SAT, "-k", 8, "--json").stdout)
+    alone = json.loads(run("coarsen", SAT, "-k", 8, "--json", "--no-communities").stdout)
+    assert coarsened["communities"] == expected and coarsened["community_seconds"] > 0
+    assert alone["communities"] is None and alone["levels"] != coarsened["levels"]
+    assert json.loads(run("coarsen", SAT, "--json").stdout)["communities"] is None  # k = 2
+
+
 def test_coarsen_levels_and_out_dir(tmp_path):
     result = run("coarsen", IBM01, "--levels", 2, "--out-dir", tmp_path, "--json")
     assert result.exit_code == 0, result.output

@@ -42,7 +42,8 @@ def first_vertex_kernel(clusters, first):
         cuda.atomic.min(first, clusters[v], v)
 
 
-def _rows(offsets, entries: int):
+def level_rows(offsets, entries: int):
+    """int32[entries]: the row of every entry of a CSR level."""
     array = xp()
     return (array.searchsorted(offsets, array.arange(entries, dtype=np.int64), side="right") - 1).astype(np.int32)
 
@@ -51,7 +52,7 @@ def upload_level(level: dict) -> dict:
     """A host level (see :mod:`.host`) on the device, with its ``rows`` and ``loops_total``."""
     device = {key: to_device(value) for key, value in level.items() if key != "two_omega"}
     device["two_omega"] = int(level["two_omega"])
-    device["rows"] = _rows(device["offsets"], int(level["neighbors"].shape[0]))
+    device["rows"] = level_rows(device["offsets"], int(level["neighbors"].shape[0]))
     device["loops_total"] = int(level["loops"].sum())
     return device
 
@@ -70,7 +71,7 @@ def graph_level(graph) -> tuple[dict, float]:
     entries = int(neighbors.shape[0])
     level = {"offsets": offsets, "neighbors": neighbors, "weights": array.ones(entries, dtype=np.int64),
              "loops": array.zeros(graph.num_vertices, dtype=np.int64), "zeta": offsets[1:] - offsets[:-1],
-             "two_omega": entries, "rows": _rows(offsets, entries), "loops_total": 0}
+             "two_omega": entries, "rows": level_rows(offsets, entries), "loops_total": 0}
     return level, scale
 
 

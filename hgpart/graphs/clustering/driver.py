@@ -131,6 +131,41 @@ def default_tries(num_edges: int) -> int:
     return int(min(8, max(1, 8_000_000 // max(num_edges, 1))))
 
 
+def _ensemble(steps, finest: dict, config: ClusterConfig, num_edges: int, rows: list, seconds: dict):
+    """The ensemble of :func:`cluster` on the level ``finest``: (the best clusters, 4Ω² times their
+    modularity)."""
+    tries = config.tries or default_tries(num_edges)
+    best_clusters = steps.identity(_num_vertices(finest))
+    best_value = steps.scaled_modularity(finest, best_clusters)
+    base, base_map = finest, None
+    for ensemble_round in range(config.ensemble_rounds + 1):
+        runs = [_v_cycles(steps, finest, base, base_map, config, config.seed + 1009 * ensemble_round + run, rows,
+                          seconds) for run in range(tries)]
+        improved = False
+        for clusters, value in runs:
+            if value > best_value:
+                best_clusters, best_value, improved = clusters, value, True
+        if tries == 1 or not improved:
+            break
+        core = runs[0][0]
+        for clusters, _ in runs[1:]:
+            core = steps.intersect(core, clusters)
+        base_map, num_core = steps.compact(core)
+        base = steps.contract_level(finest, base_map, num_core)
+    return best_clusters, best_value
+
+
+def cluster_level(level: dict, config: ClusterConfig, device: str = "cpu"):
+    """The clusters of a level already built (a level dict of :mod:`.host`, or of :mod:`.device` on the
+    GPU): int32[n] on the level's device, and the level's modularity. :func:`cluster` for callers that make
+    their own graph, such as the partitioner's community detection."""
+    steps = _backend(device)
+    seconds = {"agglomeration": 0.0, "refinement": 0.0}
+    clusters, value = _ensemble(steps, level, config, int(level["neighbors"].shape[0]) // 2, [], seconds)
+    two_omega = int(level["two_omega"])
+    return clusters, (int(value) / two_omega**2 if two_omega else 0.0)
+
+
 def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str = "cpu") -> ClusterResult:
     """Cluster the vertices of ``graph`` for high modularity.
 
@@ -152,24 +187,7 @@ def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str =
     finest, scale = steps.graph_level(graph)
     rows: list = []
     seconds = {"agglomeration": 0.0, "refinement": 0.0}
-    tries = config.tries or default_tries(graph.num_edges)
-    best_clusters = steps.identity(graph.num_vertices)
-    best_value = steps.scaled_modularity(finest, best_clusters)
-    base, base_map = finest, None
-    for ensemble_round in range(config.ensemble_rounds + 1):
-        runs = [_v_cycles(steps, finest, base, base_map, config, config.seed + 1009 * ensemble_round + run, rows,
-                          seconds) for run in range(tries)]
-        improved = False
-        for clusters, value in runs:
-            if value > best_value:
-                best_clusters, best_value, improved = clusters, value, True
-        if tries == 1 or not improved:
-            break
-        core = runs[0][0]
-        for clusters, _ in runs[1:]:
-            core = steps.intersect(core, clusters)
-        base_map, num_core = steps.compact(core)
-        base = steps.contract_level(finest, base_map, num_core)
+    best_clusters, best_value = _ensemble(steps, finest, config, graph.num_edges, rows, seconds)
     clusters, num_clusters = steps.first_appearance(best_clusters)
     two_omega = int(finest["two_omega"])
     if scale == 1.0:  # the level's weights are the graph's: its exact value, rounded once
