@@ -26,7 +26,7 @@ from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
 from .preprocessing.communities import detect_communities
-from .policy import HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
+from .policy import DEVICE, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
 from .refinement import rebalance_partition, refine
 from .refinement.pair_fm import pair_fm
 
@@ -217,8 +217,12 @@ def _v_cycles(hypergraph: Hypergraph, max_weights, policy: Policy, backends: dic
     keep = backends[policy.levels_kept]
     input_level = Level(keep.put_level(hypergraph), place=keep.name, host=hypergraph)
     found, communities = None, None
-    if config.communities.detect and config.k >= config.communities.min_k:
-        found = detect_communities(input_level.hypergraph, config.communities, "gpu" if keep.name == "device" else "cpu")
+    if policy.communities_on == DEVICE and keep.name == DEVICE:
+        found = detect_communities(input_level.hypergraph, config.communities, "gpu")
+    elif policy.communities_on is not None:  # on the host, the labels then where the levels are
+        found = detect_communities(hypergraph, config.communities, "cpu")
+        found.labels = keep.put(found.labels)
+    if found is not None:
         communities = found.labels
     hierarchy = build_hierarchy(hypergraph, config.k, config.coarsening, config.epsilon, backends,
                                 policy.coarsened_on, fixed, communities, on_level, input_level=input_level)

@@ -6,7 +6,8 @@ end. Every size threshold that picks a place or an algorithm lives here (its val
 Two paths:
 
 - ``cpu``: every level on the host; label propagation and k-way FM on every level; ``v_cycles`` extra V-cycles.
-- ``gpu``: the hierarchy is kept on the device; levels of at most ``host_level_max_pins`` pins are coarsened on
+- ``gpu``: communities are detected on the device unless the input is small; the hierarchy is kept on the
+  device; levels of at most ``host_level_max_pins`` pins are coarsened on
   the host (launches would cost more than the work) and their coarse levels go to the device; Jet-style
   rounds refine every level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
   k-way FM also refines, after Jet, every coarser level of at most ``host_fm_level_fraction`` of the input's
@@ -58,6 +59,18 @@ class Policy:
     def small_input(self) -> bool:
         """GPU path: an input small enough for extra V-cycles and the host's k-way FM."""
         return self.input_pins <= self.config.policy.device_v_cycle_max_pins
+
+    @property
+    def communities_on(self) -> str | None:
+        """Where the communities are detected: None when they are not (off, or k below ``min_k``); on the GPU
+        path the host for inputs of at most ``host_communities_max_pins`` pins (its twin gives the same
+        labels, sooner there), else the device."""
+        communities = self.config.communities
+        if not communities.detect or self.config.k < communities.min_k:
+            return None
+        if self.path == "gpu" and self.input_pins > self.config.policy.host_communities_max_pins:
+            return DEVICE
+        return HOST
 
     def coarsened_on(self, level_pins: int) -> str:
         """Where a level of ``level_pins`` pins is coarsened (its map and contraction)."""

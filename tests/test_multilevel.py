@@ -43,6 +43,10 @@ def test_the_policy_places_levels_and_refiners_by_size():
     assert Policy(config, "cpu", 100).final_refiner is None
     assert large.initial_config(1000).initial.fm_candidates == config.policy.large_input_fm_candidates
     assert small.initial_config(1000) == config
+    assert (small.communities_on, Policy(config, "gpu", 300_000).communities_on) == (DEVICE, HOST)
+    assert Policy(config, "cpu", 10**9).communities_on == HOST
+    assert Policy(make_config(2), "gpu", 10**9).communities_on is None  # k below min_k
+    assert Policy(make_config(8, communities=CommunityConfig(detect=False)), "cpu", 1).communities_on is None
     with pytest.raises(ValueError):
         Policy(config, "tpu", 1)
 
@@ -213,8 +217,8 @@ def test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin():
     """The whole GPU path on a tiny input (levels kept on the device, Jet on every level, the host's FM after
     it, a V-cycle on the device, fixed vertices carried there), against its CPU twin. Runs on a GPU and in CI's
     simulator run (tests/coarsening/test_gpu.py), where _partition is called directly: the simulator has no
-    CuPy, which device="gpu" asks for. Without community detection, whose device steps
-    tests/preprocessing/test_communities.py checks (the simulator clusters slowly)."""
+    CuPy, which device="gpu" asks for. The km1 run has communities, found by the host (a small input) and
+    carried on the device; the device's detection is checked in tests/preprocessing/test_communities.py."""
     from hgpart import Hypergraph
     from hgpart.multilevel import _partition
 
@@ -223,10 +227,11 @@ def test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin():
     hypergraph = Hypergraph.from_pin_lists(nets, 120)
     fixed = np.where(np.arange(120) % 17 == 0, np.arange(120) % 3, -1).astype(np.int32)
     for objective, fixed_vertices in (("km1", None), ("cut", fixed)):
-        config = make_config(3, 0.03, objective, 1, communities=CommunityConfig(detect=False))
+        config = make_config(3, 0.03, objective, 1, communities=CommunityConfig(detect=objective == "km1", min_k=1))
         gpu = _partition(hypergraph, config, fixed_vertices, "gpu", None)
         twin = gpu_path_on_cpu(hypergraph, config, fixed_vertices)
         assert gpu.device == "gpu" and twin.device == "cpu"
+        assert gpu.communities == twin.communities and (gpu.communities is None) == (objective == "cut")
         np.testing.assert_array_equal(gpu.partition, twin.partition, err_msg=objective)
         assert gpu.metrics.balanced
         if fixed_vertices is not None:

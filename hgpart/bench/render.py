@@ -209,13 +209,14 @@ def partition_section(report: dict, stem: str, image_dir: str, page_dir: str) ->
             chosen = records if k == "all" else [r for r in records if r.k == k]
             summary = comparison(chosen, other)
             if summary:
-                means.append([other, k, summary["cells"], summary["km1_ratio_geomean"], summary["time_ratio_geomean"],
+                means.append([other, k, summary["cells"], summary["km1_ratio_geomean"], summary["km1_ratio_max"],
+                              summary["cells_above_1.10"], summary["time_ratio_geomean"],
                               summary["hgpart_imbalanced"], summary["peer_imbalanced"]])
     if means:
         text += ("\nGeometric means of hgpart's ratios against each other tool, per k and over all cells (km1 "
                  "floored at 1):\n\n")
-        text += markdown_table(["against", "k", "cells", "km1 ratio", "time ratio", "hgpart imbalanced",
-                                "other imbalanced"], means)
+        text += markdown_table(["against", "k", "cells", "km1 ratio", "worst km1 ratio", "cells above 1.10",
+                                "time ratio", "hgpart imbalanced", "other imbalanced"], means)
     written = []
     if len(tools) > 1 and records:
         quality, seconds = partition_profiles(records, objective)

@@ -222,13 +222,23 @@ def test_bench_json_and_save(tmp_path):
 
 
 def test_bench_with_mtkahypar_when_installed():
+    """Both Mt-KaHyPar presets beside hgpart; the comparison gives geometric means per k and overall, the
+    worst cell and the cells above 1.10, as the ratios of the records say."""
     pytest.importorskip("mtkahypar")
-    result = run("bench", SAT, "-k", "2", "--peers", "mtkahypar", "--preset", "fast", "--json")
+    result = run("bench", SAT, "-k", "2,4", "--peers", "mtkahypar,mtkahypar-quality", "--preset", "fast", "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    tools = {r["tool"]: r for r in report["records"]}
-    assert tools["mtkahypar"]["balanced"] and tools["mtkahypar"]["km1"] > 0
-    assert report["comparison"][0]["cells"] == 1
+    cells = {(r["tool"], r["k"]): r for r in report["records"]}
+    for peer in ("mtkahypar", "mtkahypar-quality"):
+        assert all(cells[(peer, k)]["balanced"] and cells[(peer, k)]["km1"] > 0 for k in (2, 4))
+    summary = {c["peer"]: c for c in report["comparison"]}["mtkahypar"]
+    ratios = {k: cells[("hgpart", k)]["km1"] / cells[("mtkahypar", k)]["km1"] for k in (2, 4)}
+    assert summary["cells"] == 2 and set(summary["by_k"]) == {"2", "4"}
+    assert summary["by_k"]["4"]["km1_ratio_geomean"] == pytest.approx(ratios[4])
+    assert summary["km1_ratio_geomean"] == pytest.approx((ratios[2] * ratios[4]) ** 0.5)
+    assert summary["km1_ratio_max"] == pytest.approx(max(ratios.values()))
+    assert summary["cells_above_1.10"] == sum(r > 1.10 for r in ratios.values())
+    assert "by k: k=2" in run("bench", SAT, "-k", "2", "--peers", "mtkahypar", "--preset", "fast").stderr
 
 
 def test_bench_gives_the_peers_no_empty_nets_and_reports_their_failures(tmp_path, monkeypatch):
