@@ -83,8 +83,9 @@ def test_render_two_reports(tmp_path):
     assert "Command: `hgpart bench --suite small`" in text
     assert "| instance | k | hgpart km1 | hgpart s | hgpart imb | mtkahypar km1 |" in text
     assert "| b.hgr | 2 | 30 | 3 | 0.01 | 15 | 1.5 | 0.01 | 2 | 2 |" in text
-    assert "| mtkahypar | 2 | 2 | 1.291 | 1 | 0 | 0 |" in text  # k = 2: km1 sqrt(10/12 * 30/15), time sqrt(1/2 * 2)
-    assert "| mtkahypar | all | 3 | 1.186 | 1 | 0 | 0 |" in text  # (10/12 * 1 * 2) ** (1/3)
+    # k = 2: km1 sqrt(10/12 * 30/15), the worst 30/15, one cell above 1.10; time sqrt(1/2 * 2)
+    assert "| mtkahypar | 2 | 2 | 1.291 | 2 | 1 | 1 | 0 | 0 |" in text
+    assert "| mtkahypar | all | 3 | 1.186 | 2 | 1 | 1 | 0 | 0 |" in text  # (10/12 * 1 * 2) ** (1/3)
     assert "| wiki-Vote | 100,762 | 608,389 | 0.0123 |" in text and "Provenance: not recorded" in text
     images = sorted(path.name for path in (tmp_path / "docs" / "img").iterdir())
     assert images == ["partition-km1-profile.svg", "partition-time-profile.svg"]
