@@ -140,12 +140,11 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
     381
     """
     from .coarsening import coarsen as run
-    from .config import CoarseningConfig, CommunityConfig
+    from .config import CoarseningConfig, CommunityConfig, choose_communities
 
     hypergraph = as_hypergraph(hypergraph)
     return run(hypergraph, k, config or CoarseningConfig(), epsilon, None if fixed is None else np.asarray(fixed),
-               device=_device(device), detect_communities=CommunityConfig(
-                   detect=communities is not False, min_k=1 if communities else CommunityConfig().min_k))
+               device=_device(device), detect_communities=choose_communities(CommunityConfig(), communities))
 
 
 def cluster(graph, *, seed: int = 0, tries: int = 0, config=None, device: str = "auto"):

@@ -284,6 +284,14 @@ class CommunityConfig:
                                                                             ensemble_rounds=0))
 
 
+def choose_communities(communities: CommunityConfig, choice: bool | None) -> CommunityConfig:
+    """``communities`` as an explicit choice (``--communities/--no-communities``) makes it: None keeps it,
+    True detects them for every k, False never."""
+    if choice is None:
+        return communities
+    return replace(communities, detect=choice, min_k=1)
+
+
 @dataclass(frozen=True)
 class PartitionConfig:
     """Everything one partition needs: the problem (k, epsilon, objective, seed) and one config per
@@ -305,7 +313,8 @@ class PartitionConfig:
 
 
 PRESETS = {
-    "fast": dict(communities=CommunityConfig(detect=False), initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
+    "fast": dict(communities=CommunityConfig(detect=False),
+                 initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
     "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80), label_propagation=LabelPropagationConfig(rounds=8),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..config import CoarseningConfig, make_config
+from ..config import CoarseningConfig, choose_communities, make_config
 from ..hypergraph import Hypergraph
 from ..io import read_hypergraph, strip_gz, write_hypergraph
 from ..metrics import evaluate
@@ -99,9 +99,7 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                     runs = []
                     for seed in range(repeat):
                         config = make_config(k, epsilon, objective, seed, preset, coarsening=coarsening)
-                        if communities is not None:
-                            config = replace(config, communities=replace(config.communities, detect=communities,
-                                                                         min_k=1))
+                        config = replace(config, communities=choose_communities(config.communities, communities))
                         result = partition(hypergraph, k, config=config, device=device)
                         metrics = result.metrics
                         runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,

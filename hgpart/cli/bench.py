@@ -131,8 +131,8 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
         reporter.log(f"vs {summary['peer']}: {objective} ratio geomean {summary['km1_ratio_geomean']:.3f}, time ratio "
                      f"geomean {summary['time_ratio_geomean']:.2f} over {summary['cells']} cells; imbalanced: hgpart "
                      f"{summary['hgpart_imbalanced']}, {summary['peer']} {summary['peer_imbalanced']}; worst "
-                     f"{summary['km1_ratio_max']:.3f} ({summary['km1_ratio_max_cell'][0]} k={summary['km1_ratio_max_cell'][1]}),"
-                     f" {summary['cells_above_1.10']} cells above 1.10")
+                     f"{summary['km1_ratio_max']:.3f} ({summary['km1_ratio_max_cell'][0]} "
+                     f"k={summary['km1_ratio_max_cell'][1]}), {summary['cells_above_1.10']} cells above 1.10")
         reporter.log("  by k: " + "; ".join(f"k={k} {objective} {row['km1_ratio_geomean']:.3f} time "
                                             f"{row['time_ratio_geomean']:.2f}" for k, row in summary["by_k"].items()))
     for r in records:

@@ -91,13 +91,13 @@ def communities_option(command):
 
 
 def with_communities(config, communities: bool | None):
-    """``config`` (a PartitionConfig) with community detection on or off as --communities says (on: for
-    every k)."""
+    """``config`` (a PartitionConfig) with community detection as --communities says
+    (:func:`hgpart.config.choose_communities`)."""
     from dataclasses import replace
 
-    if communities is None:
-        return config
-    return replace(config, communities=replace(config.communities, detect=communities, min_k=1))
+    from ..config import choose_communities
+
+    return replace(config, communities=choose_communities(config.communities, communities))
 
 
 def coarsening_config(rating: str, max_rated_net_size: int):

@@ -61,7 +61,8 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
                "nets": hypergraph.num_nets, "pins": hypergraph.num_pins, "km1": metrics.km1, "cut": metrics.cut,
                "soed": metrics.soed, "imbalance": metrics.imbalance, "balanced": metrics.balanced,
                "max_block_weight": metrics.max_block_weight, "block_weights": list(metrics.block_weights),
-               "communities": result.communities, "levels": len(result.levels), "device_memory_bytes": result.device_memory_bytes,
+               "communities": result.communities, "levels": len(result.levels),
+               "device_memory_bytes": result.device_memory_bytes,
                "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
     print_summary(reporter, f"partition of {file} into {k} blocks", summary, as_json)
 
@@ -85,7 +86,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, communities, rating, max_
             threads, as_json, quiet):
     """Coarsen FILE level by level (Mondriaan similarity, matching, contraction) and report each level."""
     from ..coarsening import coarsen as run_coarsen
-    from ..config import CommunityConfig
+    from ..config import CommunityConfig, choose_communities
     from ..io import read_hypergraph, write_hypergraph, write_partition
     from ..multilevel import warm_up
 
@@ -93,7 +94,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, communities, rating, max_
     hypergraph = read_hypergraph(file, file_format, model)
     jit_seconds = warm_up(input_pins=hypergraph.num_pins)
     config = coarsening_config(rating, max_rated_net_size)
-    detect = CommunityConfig(detect=communities is not False, min_k=1 if communities else CommunityConfig().min_k)
+    detect = choose_communities(CommunityConfig(), communities)
     hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels, device=device_used,
                             detect_communities=detect)
     found = hierarchy.communities

@@ -62,6 +62,7 @@ def row_steps(jit):
     or more than ``max_net_size`` pins are left out.
     """
     weight_of = jit(edge_weight)
+    numerator_of = jit(numerator)
 
     def kept(net_offsets, e, max_net_size):
         size = net_offsets[e + 1] - net_offsets[e]
@@ -78,7 +79,7 @@ def row_steps(jit):
                 e = incident_nets[position]
                 if kept(net_offsets, e, max_net_size):
                     count += 1
-                    total += net_weights[e] * degree if code == DEGREE else net_weights[e]
+                    total += numerator_of(code, net_weights[e], degree)
         elif kept(net_offsets, row - n, max_net_size):
             count = net_offsets[row - n + 1] - net_offsets[row - n]
         return count, total

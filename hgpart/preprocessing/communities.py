@@ -17,7 +17,7 @@ import numpy as np
 
 from ..config import CommunityConfig
 from ..hypergraph import Hypergraph
-from .common import weighting_code
+from .common import WEIGHTINGS, weighting_code
 
 
 @dataclass
@@ -55,7 +55,7 @@ def detect_communities(hypergraph: Hypergraph, config: CommunityConfig = Communi
     from ..graphs.clustering.driver import cluster_level
 
     started = time.perf_counter()
-    if config.edge_weights not in ("hybrid", "uniform", "non-uniform", "degree"):
+    if config.edge_weights not in WEIGHTINGS:
         raise ValueError(f"unknown community edge weights {config.edge_weights!r}")
     code = weighting_code(config.edge_weights, hypergraph.num_vertices, hypergraph.num_nets, config.density_threshold)
     if device == "gpu":
