@@ -170,8 +170,7 @@ class PolicyConfig:
         Extra V-cycles after the first: coarsen again inside the blocks, refine back up.
     host_communities_max_pins : int
         GPU path: inputs of at most this many pins have their communities detected by the host's twin (the
-        same labels), which is faster there on 16 cores: 0.125 s against the device's 0.224 s on ibm08 (205k
-        pins), 0.167 against 0.194 s on a 234k-pin SAT model; 0.260 against 0.110 s on SLAM_spheric (638k).
+        same labels), which is faster there (docs/tuning.md, "Community detection").
     host_level_max_pins : int
         GPU path: levels of at most this many pins are coarsened on the host, where launches cost more
         than the work.
