@@ -6,6 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 
+UNBOUNDED = 1 << 62  # a size bound that never binds
+
+
 @dataclass(frozen=True)
 class CoarseningConfig:
     """Coarsening: rate, match, join and contract level by level (Cheng, Cho and Yoon 2015, Sec. II-C, IV).
@@ -24,13 +27,16 @@ class CoarseningConfig:
     min_shrink : float
         Coarsening stops after a level that removes less than this fraction of the vertices.
     matching_rounds : int
-        Rounds of proposals; mutual best proposals are matched in each (Fig. 9).
+        Rounds of proposals; mutual best proposals are matched in each (Fig. 9). One: later rounds pair
+        vertices with their second choices, where joining the best neighbour's cluster keeps more of a good
+        partition (docs/tuning.md, "coarsening.matching_rounds = 1").
     join_unmatched : bool
         After matching, an unmatched vertex joins its best neighbour's cluster where weight allows.
     max_shrink_factor : float
         Joining stops once a level has n / max_shrink_factor clusters (Mt-KaHyPar's 2.5).
     two_hop : bool
-        Vertices still alone after joining that proposed to the same cluster pair up (METIS's 2-hop matching).
+        Vertices still alone after joining that would join the same cluster but for its weight pair up
+        (METIS's 2-hop matching).
     max_levels : int
         At most this many levels.
     """
@@ -40,7 +46,7 @@ class CoarseningConfig:
     max_rated_net_size: int = 1000
     contraction_limit_factor: int = 160
     min_shrink: float = 0.01
-    matching_rounds: int = 8
+    matching_rounds: int = 1
     join_unmatched: bool = True
     max_shrink_factor: float = 2.5
     two_hop: bool = True
@@ -259,10 +265,15 @@ class CommunityConfig:
     Attributes
     ----------
     detect : bool
-        Detect communities and keep coarsening inside them (for k >= ``min_k``).
+        Detect communities and keep coarsening inside them (for k >= ``min_k`` and inputs of at most
+        ``max_pins`` pins).
     min_k : int
         Communities only for this many blocks or more: at k = 2 they cost km1 on the benchmark set, at k >= 4
         they gain (docs/tuning.md, "Community detection").
+    max_pins : int
+        Communities only for inputs of at most this many pins: on the large generated classes (grid and
+        evenly 1M, 5-7M pins) the detection and the larger coarsest levels it leaves cost up to 1.9x the time
+        of the GPU path for no gain in km1.
     edge_weights : str
         Star-expansion edge weights (:mod:`hgpart.preprocessing.common`): ``hybrid`` (``degree`` below
         ``density_threshold`` nets per vertex, else ``uniform``), ``uniform``, ``non-uniform`` or ``degree``.
@@ -276,19 +287,24 @@ class CommunityConfig:
 
     detect: bool = True
     min_k: int = 4
+    max_pins: int = 2_000_000
     edge_weights: str = "hybrid"
     density_threshold: float = 0.75
     max_net_size: int = 1000
     clustering: ClusterConfig = field(default_factory=lambda: ClusterConfig(move_rounds=8, cycles=1, tries=1,
                                                                             ensemble_rounds=0))
 
+    def wanted(self, k: int, pins: int) -> bool:
+        """Whether communities are detected for ``k`` blocks of an input of ``pins`` pins."""
+        return self.detect and k >= self.min_k and pins <= self.max_pins
+
 
 def choose_communities(communities: CommunityConfig, choice: bool | None) -> CommunityConfig:
     """``communities`` as an explicit choice (``--communities/--no-communities``) makes it: None keeps it,
-    True detects them for every k, False never."""
+    True detects them for every k and input size, False never."""
     if choice is None:
         return communities
-    return replace(communities, detect=choice, min_k=1)
+    return replace(communities, detect=choice, min_k=1, max_pins=UNBOUNDED)
 
 
 @dataclass(frozen=True)
@@ -316,9 +332,9 @@ PRESETS = {
                  initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
-    "quality": dict(initial=InitialConfig(runs=20, fm_candidates=80), label_propagation=LabelPropagationConfig(rounds=8),
+    "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=20, fm_candidates=80), label_propagation=LabelPropagationConfig(rounds=8),
                     fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
-                    policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=1 << 62, large_input_fm_candidates=20,
+                    policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=UNBOUNDED, large_input_fm_candidates=20,
                                         large_input_fm_fruitless_moves=1000)),
 }
 

@@ -62,11 +62,10 @@ class Policy:
 
     @property
     def communities_on(self) -> str | None:
-        """Where the communities are detected: None when they are not (off, or k below ``min_k``); on the GPU
-        path the host for inputs of at most ``host_communities_max_pins`` pins (its twin gives the same
-        labels, sooner there), else the device."""
-        communities = self.config.communities
-        if not communities.detect or self.config.k < communities.min_k:
+        """Where the communities are detected: None when they are not (off, k below ``min_k``, an input of more
+        than ``max_pins`` pins); on the GPU path the host for inputs of at most ``host_communities_max_pins``
+        pins (its twin gives the same labels, sooner there), else the device."""
+        if not self.config.communities.wanted(self.config.k, self.input_pins):
             return None
         if self.path == "gpu" and self.input_pins > self.config.policy.host_communities_max_pins:
             return DEVICE

@@ -202,16 +202,16 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
     host_level_max_pins : int, optional
         Default :attr:`hgpart.config.PolicyConfig.host_level_max_pins`.
     detect_communities : CommunityConfig, optional
-        Without ``communities``: detect them first as this says (on ``device``), when its ``detect`` is set
-        and ``k`` is at least its ``min_k``; they are kept in the hierarchy's ``communities``.
+        Without ``communities``: detect them first as this says (on ``device``), where it wants them
+        (:meth:`~hgpart.config.CommunityConfig.wanted`); they are kept in the hierarchy's ``communities``.
     """
     from ..config import PolicyConfig
     from ..preprocessing.communities import detect_communities as detect
     from .backends import DEVICE_COARSENING, HOST_COARSENING
 
     found = None
-    detect_now = (communities is None and detect_communities is not None and detect_communities.detect
-                  and k >= detect_communities.min_k)
+    detect_now = (communities is None and detect_communities is not None
+                  and detect_communities.wanted(k, hypergraph.num_pins))
     if device != "gpu":
         if detect_now:
             found = detect(hypergraph, detect_communities, "cpu")

@@ -18,7 +18,8 @@ import numpy as np
 
 from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
-from .rules import JOIN_ROUNDS, candidate_score, two_hop_pairs
+from ..config import UNBOUNDED
+from .rules import JOIN_ROUNDS, candidate_score, join_targets, two_hop_pairs
 from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
 
 
@@ -116,46 +117,6 @@ def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
 
 
 @numba.njit(cache=True, nogil=True)
-def join_roots(next_vertex):
-    """For each vertex, the smallest id on the cycle that following ``next_vertex`` (int32[n]) leads to.
-
-    Roots of clusters point to themselves, so most walks end at a fixed point; a cycle of joining
-    singletons is led by its smallest member. O(n) here; the GPU gets the same values by pointer doubling.
-    """
-    n = next_vertex.shape[0]
-    final = np.full(n, -1, dtype=np.int32)
-    state = np.zeros(n, dtype=np.int8)  # 0 unseen, 1 on the current walk, 2 resolved
-    path = np.empty(n, dtype=np.int32)
-    for start in range(n):
-        if state[start] != 0:
-            continue
-        length = 0
-        v = start
-        while state[v] == 0:
-            state[v] = 1
-            path[length] = v
-            length += 1
-            v = next_vertex[v]
-        if state[v] == 1:  # a new cycle through v
-            smallest = v
-            u = next_vertex[v]
-            while u != v:
-                smallest = min(smallest, u)
-                u = next_vertex[u]
-            while state[u] != 2:
-                final[u] = smallest
-                state[u] = 2
-                u = next_vertex[u]
-        result = final[v]
-        for i in range(length):
-            u = path[i]
-            if state[u] != 2:
-                final[u] = result
-                state[u] = 2
-    return final
-
-
-@numba.njit(cache=True, nogil=True)
 def accept_joins(final, proposals, merge_key, cluster_key, weights, cluster_weight, max_weight, budget):
     """Which vertices join the cluster ``final[v]``: in vertex order, a joiner (a proposal, and a root other
     than itself) whose key agrees is counted into its target; it is accepted while the target's weight plus
@@ -204,17 +165,19 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
 
     The joining is parallel and deterministic, so the GPU gets the same map (see
     :func:`hgpart.coarsening.gpu.joining.finish_clustering_device`). In each round every free vertex (not
-    matched, not joined, not joined by others) v with a proposal u points to the root of u's cluster (a
-    pair's smaller vertex, or u itself); following these pointers, every vertex reaches a root (or a cycle
-    of free vertices, led by its smallest id), and it joins that cluster if its merge key agrees and the
+    matched, not joined, not joined by others) v with a proposal u heads for the cluster u is in now, unless
+    it is proposed to itself (:func:`.rules.join_targets`), and joins it if its merge key agrees and the
     cluster, with the joiners before it in vertex order, stays within ``max_weight``. Vertices turned away
     propose again in the next round, to clusters that still have room. At most n - pairs -
     ceil(n / max_shrink_factor) vertices join in all (the shrink cap), the first ones in vertex order.
-    With ``config.two_hop``, vertices still alone then pair up by :func:`two_hop_pairs` (within the cap),
-    isolated ones (in no net) with each other.
+    With ``config.two_hop`` and the cap not reached, the vertices still alone name the cluster they would
+    join were there no weight limit, and those naming the same one pair up by :func:`two_hop_pairs` (within
+    the cap and the limit), isolated ones (in no net) with each other: without it, levels whose light
+    vertices only touch full clusters stop shrinking far above the contraction limit.
 
-    ``join_proposals(cluster_keys, cluster_weight, free)`` returns the best neighbour of each free vertex
-    (free[v] < 0; -1 for none and for the others), given every vertex's cluster key and cluster weight.
+    ``join_proposals(cluster_keys, cluster_weight, free, max_weight)`` returns the best neighbour of each
+    free vertex (free[v] < 0; -1 for none and for the others) whose cluster can take it within
+    ``max_weight``, given every vertex's cluster key and cluster weight.
     """
     n = hypergraph.num_vertices
     weights = hypergraph.vertex_weights
@@ -226,13 +189,11 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     if config.join_unmatched:
         free = partner.copy()
         budget = n - int(np.count_nonzero(partner >= 0)) // 2 - int(np.ceil(n / config.max_shrink_factor))
-        proposals = None
         for _ in range(JOIN_ROUNDS):
             if budget <= 0:
                 break
-            proposals = join_proposals(cluster_key[root], cluster_weight[root], free)
-            next_vertex = np.where(proposals >= 0, root[np.maximum(proposals, 0)], root).astype(np.int32)
-            final = join_roots(next_vertex)
+            proposals = join_proposals(cluster_key[root], cluster_weight[root], free, max_weight)
+            final = join_targets(np, proposals, root, free)
             accepted = accept_joins(final, proposals, merge_key, cluster_key, weights, cluster_weight, max_weight,
                                     budget)
             joiners = np.flatnonzero(accepted)
@@ -245,8 +206,9 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
             np.maximum.at(cluster_key, targets, merge_key[joiners])
             free[joiners] = targets
             free[targets] = targets
-        if config.two_hop:  # proposals is None only when the budget was spent before any joining round
-            first, second = two_hop_pairs(np, free < 0, proposals, root, merge_key, weights, max_weight, budget,
+        if config.two_hop and budget > 0:
+            preferred = join_proposals(cluster_key[root], cluster_weight[root], free, UNBOUNDED)
+            first, second = two_hop_pairs(np, free < 0, preferred, root, merge_key, weights, max_weight, budget,
                                           np.diff(hypergraph.vertex_offsets) == 0)
             root[second] = first
     return number_clusters(root)
@@ -277,10 +239,11 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     proposals = np.full(n, -1, dtype=np.int32)
     ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
 
-    def propose(keys, cluster_weight, status, only_unmatched, rerate_only):
-        """One round: proposals of the vertices with status < 0 (the others get -1)."""
+    def propose(keys, cluster_weight, status, only_unmatched, rerate_only, limit=max_weight):
+        """One round: proposals of the vertices with status < 0 (the others get -1), to clusters that stay
+        within ``limit``."""
         run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
-            ratings, hypergraph.vertex_weights, keys, status, cluster_weight, max_weight, config.weight_penalty,
+            ratings, hypergraph.vertex_weights, keys, status, cluster_weight, limit, config.weight_penalty,
             only_unmatched, rerate_only, status < 0, proposals, scores, seen, touched)
         return proposals
 
@@ -297,7 +260,7 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
                 break
             partner[mutual] = proposals[mutual]
 
-    def join_proposals(keys, cluster_weight, free):
-        return propose(keys, cluster_weight, free, False, False)
+    def join_proposals(keys, cluster_weight, free, limit):
+        return propose(keys, cluster_weight, free, False, False, limit)
 
     return finish_clustering(hypergraph, max_weight, config, merge_key, partner, join_proposals)

@@ -5,8 +5,9 @@ so that both pick the same candidates and build the same coarsening map.
 - :func:`candidate_score` and :func:`better_candidate`: a candidate's score and the strict order of candidates
   (score, then :func:`pair_priority`, then the smaller id) of the parallel suitor matching of L. Cheng,
   H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015 (Fig. 9).
-- :data:`JOIN_ROUNDS` and :func:`two_hop_pairs`: the joining rounds after the matching, and the pairing of
-  vertices left alone that proposed to the same cluster (plain array code for numpy and CuPy alike).
+- :data:`JOIN_ROUNDS`, :func:`join_targets` and :func:`two_hop_pairs`: the joining rounds after the matching,
+  where each joiner goes, and the pairing of vertices left alone that prefer the same cluster (plain array
+  code for numpy and CuPy alike).
 
 Plain Python on scalars and arrays: each twin wraps the scalar functions in ``numba.njit`` or
 ``cuda.jit(device=True)``.
@@ -63,9 +64,39 @@ def better_candidate(score, priority, candidate, best_score, best_priority, best
         priority > best_priority or (priority == best_priority and candidate < best)))
 
 
+def join_targets(array, proposals, root, free):
+    """Where each vertex goes in a joining round (int32[n]): a free vertex that proposes joins the cluster its
+    target is in now (``root[proposals[v]]``), unless another free vertex proposes to it; then it stays and
+    the others join it. Of two free vertices that propose to each other and to whom nobody else proposes,
+    the larger joins the smaller. The others keep ``root[v]``.
+
+    So every joiner lands in a cluster that stays put this round, and a cluster grows only by vertices that
+    chose it (as in Mt-KaHyPar's clustering, where a vertex joins its best neighbour's cluster as it is),
+    never by chains of proposals that carry a vertex on to its target's target. Measured against following
+    the chains to their ends, with one matching round (docs/tuning.md, "coarsening.matching_rounds = 1").
+
+    Written once for both devices: ``array`` is numpy or CuPy; elementwise steps and one bincount.
+
+    Parameters
+    ----------
+    proposals, root, free : int32[n]
+        Each vertex's proposal (-1 none), the root of its cluster, and free[v] < 0 for the vertices still
+        alone.
+    """
+    n = proposals.shape[0]
+    vertices = array.arange(n, dtype=array.int32)
+    target_vertex = array.maximum(proposals, 0)
+    proposing = (proposals >= 0) & (free < 0)
+    target = root[target_vertex]
+    followers = array.bincount(array.where(proposing, target, n), minlength=n + 1)[:n]
+    mutual_larger = proposing & (proposals[target_vertex] == vertices) & (target_vertex < vertices)
+    moves = proposing & ((followers == 0) | (mutual_larger & (followers == 1)))
+    return array.where(moves, target, root).astype(array.int32)
+
+
 def two_hop_pairs(array, alone, proposals, root, merge_key, weights, max_weight: int, budget: int, isolated):
-    """Pairs of vertices left alone that proposed to the same cluster (2-hop matching), as (first,
-    second) with first < second: the lone vertices v with proposals[v] >= 0, sorted by (the proposed
+    """Pairs of vertices left alone that prefer the same cluster (2-hop matching), as (first, second) with
+    first < second: the lone vertices v with proposals[v] >= 0, sorted by (the preferred
     cluster root[proposals[v]], merge key, v), are paired 2i with 2i + 1 within each run of equal cluster
     and key, while the pair's weight is within ``max_weight``; the first ``budget`` pairs in that order.
     Lone ``isolated`` vertices (in no net: nothing to propose to) form one more run, ahead of the others,

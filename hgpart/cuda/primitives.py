@@ -1,4 +1,4 @@
-"""Element-wise device kernels shared by the GPU phases: scatters with atomics and pointer doubling; the
+"""Element-wise device kernels shared by the GPU phases: scatters with atomics; the
 64-bit shared-memory sum in two 32-bit halves; binary searches (the segment of a CSR entry); a CSR's offsets
 from its sorted (segment << 32 | value) keys; segments cut into work items of a fixed size; a stable
 counting sort by small keys.
@@ -104,19 +104,6 @@ def scatter_min_kernel(targets, values, out):
     """out[targets[i]] = min(out[targets[i]], values[i]) for every i."""
     for i in range(cuda.grid(1), targets.shape[0], cuda.gridsize(1)):
         cuda.atomic.min(out, targets[i], values[i])
-
-
-@cached_kernel
-def pointer_double_kernel(jump, smallest, jump_out, smallest_out, changed):
-    """One doubling step on a functional graph: jump_out = jump o jump, smallest_out[v] = min(smallest[v],
-    smallest[jump[v]]) (the smallest id on the next 2^(k+1) steps from v); changed[0] = 1 if any jump moved."""
-    for v in range(cuda.grid(1), jump.shape[0], cuda.gridsize(1)):
-        middle = jump[v]
-        target = jump[middle]
-        jump_out[v] = target
-        smallest_out[v] = min(smallest[v], smallest[middle])
-        if target != middle:
-            changed[0] = 1
 
 
 @cached_kernel

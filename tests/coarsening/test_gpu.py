@@ -36,8 +36,7 @@ PLAIN_KERNEL_SIGNATURES = {
     "pair_roots_kernel": "void(int32[:], int64[:], int64[:], int64, int32[:], int32[:], int64[:], int64[:], "
                          "int64[:])",
     "root_views_kernel": "void(int32[:], int64[:], int64[:], int64[:], int64[:])",
-    "join_walk_kernel": "void(int32[:], int32[:], int32[:], int32[:], int32[:])",
-    "join_keys_kernel": "void(int32[:], int32[:], int32[:], int64[:], int64[:], int32[:], int64[:])",
+    "join_keys_kernel": "void(int32[:], int32[:], int64[:], int64[:], int64[:])",
     "joiner_weights_kernel": "void(int64[:], int64[:], int64[:])",
     "join_fits_kernel": "void(int64[:], int64[:], int64[:], int64, int64[:])",
     "apply_joins_kernel": "void(int64[:], int64[:], int32[:], int64[:], int64[:], int64[:], int64, int32[:], "
@@ -111,8 +110,6 @@ def test_contraction_and_primitive_kernels_compile_to_ptx():
                               (primitives.scatter_add_kernel, "void(int32[:], int64[:], int64[:])"),
                               (primitives.scatter_max_kernel, "void(int32[:], int64[:], int64[:])"),
                               (primitives.scatter_min_kernel, "void(int32[:], int32[:], int32[:])"),
-                              (primitives.pointer_double_kernel,
-                               "void(int32[:], int32[:], int32[:], int32[:], int32[:])"),
                               (primitives.chunk_histogram_kernel, "void(int32[:], int64, int64, int64[:])"),
                               (primitives.chunk_scatter_kernel, "void(int32[:], int64, int64, int64[:], int64[:])")):
         ptx, _ = cuda.compile_ptx(kernel.py_func, signature, cc=(9, 0))

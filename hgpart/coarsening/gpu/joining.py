@@ -2,22 +2,22 @@
 step, after the matching of :mod:`hgpart.coarsening.gpu.matching`.
 
 The pairs become clusters; then up to JOIN_ROUNDS rounds in which each free vertex proposes once more (to
-any cluster, :meth:`.plan.DevicePlan.propose`), pointer doubling takes each joiner to its final cluster, a
-radix sort by (target, vertex) and a scan admit joiners in vertex order under the weight limit and the
-level's shrink budget; the vertices still alone may then pair up (2-hop, :mod:`.two_hop`), and a scan
-numbers the clusters. Nothing leaves the device but the budget left after each round (one read a round).
+any cluster, :meth:`.plan.DevicePlan.propose`), :func:`hgpart.coarsening.rules.join_targets` (on CuPy arrays)
+says where each joiner goes, a radix sort by (target, vertex) and a scan admit joiners in vertex order under
+the weight limit and the level's shrink budget; the vertices still alone may then pair up by the cluster they
+would join without the weight limit (2-hop, :mod:`.two_hop`), and a scan numbers the clusters. Nothing
+leaves the device but the budget left after each round (one read a round).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import cuda, int32, int64
 
+from ...config import UNBOUNDED
 from ...cuda.arrays import cached_kernel, grid, launch, scalar, to_host, xp
-from ...cuda.primitives import LOW32, lower_bound, pointer_double_kernel, scatter, scatter_min_kernel, sum_before
-from ..rules import JOIN_ROUNDS, two_hop_pairs
+from ...cuda.primitives import LOW32, lower_bound, scatter, scatter_min_kernel, sum_before
+from ..rules import JOIN_ROUNDS, join_targets, two_hop_pairs
 from .plan import DevicePlan
 from .two_hop import _two_hop_unkeyed
 
@@ -58,26 +58,12 @@ def root_views_kernel(root, cluster_key, cluster_weight, root_keys, root_weights
 
 
 @cached_kernel
-def join_walk_kernel(proposals, root, jump, smallest, changed):
-    """The pointers a joining round follows: jump[v] = the root of proposals[v]'s cluster (v's own root without
-    a proposal), smallest[v] = v; changed[0] = 0 (for the first doubling step)."""
-    if cuda.grid(1) == 0:
-        changed[0] = 0
-    for v in range(cuda.grid(1), proposals.shape[0], cuda.gridsize(1)):
-        target = proposals[v]
-        jump[v] = root[target] if target >= 0 else root[v]
-        smallest[v] = v
-
-
-@cached_kernel
-def join_keys_kernel(proposals, jump, smallest, merge_key, cluster_key, final, keys):
-    """final[v] = the smallest id on the cycle v's pointers lead to (after pointer doubling); keys[v] =
-    final[v] << 32 | v for a joiner (a proposal, a final cluster other than itself, keys that agree), else
-    n << 32 | v, which sorts after every joiner."""
+def join_keys_kernel(proposals, final, merge_key, cluster_key, keys):
+    """keys[v] = final[v] << 32 | v for a joiner (a proposal, a target cluster other than itself, keys that
+    agree), else n << 32 | v, which sorts after every joiner."""
     n = proposals.shape[0]
     for v in range(cuda.grid(1), n, cuda.gridsize(1)):
-        target = smallest[jump[v]]
-        final[v] = target
+        target = final[v]
         joiner = proposals[v] >= 0 and target != v and (merge_key[v] < 0 or merge_key[v] == cluster_key[target])
         keys[v] = ((int64(target) if joiner else int64(n)) << 32) | int64(v)
 
@@ -162,27 +148,17 @@ def number_clusters_device(root):
 
 def _join_round(state: dict, plan: DevicePlan, round_index: int, max_weight: int, merge_key, proposals):
     """One joining round of :func:`hgpart.coarsening.matching.finish_clustering` on the device (proposals,
-    pointer doubling to each joiner's final cluster, a radix sort by (target, vertex) and a scan to admit
-    joiners in vertex order under the weight limit and the budget); returns the budgets before and after it
-    (one read)."""
+    each joiner's target cluster, a radix sort by (target, vertex) and a scan to admit joiners in vertex
+    order under the weight limit and the budget); returns the budgets before and after it (one read)."""
     x = xp()
     n = proposals.shape[0]
     root, free, cluster_weight, cluster_key = (state[name] for name in ("root", "free", "cluster_weight",
                                                                          "cluster_key"))
     launch(root_views_kernel, grid(n), root, cluster_key, cluster_weight, state["root_keys"], state["root_weights"])
     plan.propose(state["root_keys"], state["root_weights"], free, proposals, False)
-    jump, smallest, jump_out, smallest_out = (state[name] for name in ("jump", "smallest", "jump_out",
-                                                                       "smallest_out"))
-    changed = state["changed"]
-    launch(join_walk_kernel, grid(n), proposals, root, jump, smallest, changed)
-    for _ in range(int(math.ceil(math.log2(max(n, 2)))) + 1):  # 2^steps >= n: every walk is on its cycle
-        launch(pointer_double_kernel, grid(n), jump, smallest, jump_out, smallest_out, changed)
-        jump, jump_out, smallest, smallest_out = jump_out, jump, smallest_out, smallest
-        if scalar(changed) == 0:  # jumps are fixed points: each covers its whole (power-of-two) cycle
-            break
-        changed[...] = 0
-    final, keys = state["final"], state["keys"]
-    launch(join_keys_kernel, grid(n), proposals, jump, smallest, merge_key, cluster_key, final, keys)
+    final = join_targets(x, proposals, root, free)
+    keys = state["keys"]
+    launch(join_keys_kernel, grid(n), proposals, final, merge_key, cluster_key, keys)
     keys = x.sort(keys)
     sorted_weights = state["sorted_weights"]
     launch(joiner_weights_kernel, grid(n), keys, state["weights"], sorted_weights)
@@ -235,20 +211,23 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
            state["cluster_weight"], state["cluster_key"], state["budgets"])
     root = state["root"]
     if config.join_unmatched and n:
-        for name, dtype in (("root_keys", x.int64), ("root_weights", x.int64), ("jump", x.int32),
-                            ("smallest", x.int32), ("jump_out", x.int32), ("smallest_out", x.int32),
-                            ("final", x.int32), ("keys", x.int64), ("sorted_weights", x.int64), ("fits", x.int64)):
+        for name, dtype in (("root_keys", x.int64), ("root_weights", x.int64), ("keys", x.int64),
+                            ("sorted_weights", x.int64), ("fits", x.int64)):
             state[name] = x.empty(n, dtype=dtype)
-        state["changed"] = x.empty(1, dtype=x.int32)
         budget = 0
         for round_index in range(JOIN_ROUNDS):
             before, budget = _join_round(state, plan, round_index, max_weight, merge_key, proposals)
             if before == budget or budget <= 0:  # nobody joined, or the budget is spent
                 break
-        if config.two_hop and not keyed:  # with budget left, a joining round ran and left its proposals
-            _two_hop_unkeyed(state, level, proposals, max_weight, budget)
-        elif config.two_hop:
-            first, second = two_hop_pairs(x, state["free"] < 0, proposals, root, merge_key, weights, max_weight,
-                                          budget, x.diff(level.vertex_offsets) == 0)
-            root[second] = first
+        if config.two_hop and budget > 0:  # the cluster each lone vertex would join without the weight limit
+            launch(root_views_kernel, grid(n), root, state["cluster_key"], state["cluster_weight"],
+                   state["root_keys"], state["root_weights"])
+            plan.propose(state["root_keys"], state["root_weights"], state["free"], proposals, False,
+                         max_weight=UNBOUNDED)
+            if keyed:
+                first, second = two_hop_pairs(x, state["free"] < 0, proposals, root, merge_key, weights,
+                                              max_weight, budget, x.diff(level.vertex_offsets) == 0)
+                root[second] = first
+            else:
+                _two_hop_unkeyed(state, level, proposals, max_weight, budget)
     return number_clusters_device(root)

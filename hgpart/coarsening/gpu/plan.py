@@ -286,7 +286,8 @@ class DevicePlan:
             batch["top_kind"] = x.zeros(count, dtype=x.uint8)  # no list yet
         return batches
 
-    def propose(self, merge_key, cluster_weight, partner, proposals, only_unmatched: bool, rerate_only: bool = False):
+    def propose(self, merge_key, cluster_weight, partner, proposals, only_unmatched: bool, rerate_only: bool = False,
+                max_weight: int | None = None):
         """One proposal round: proposals[v] for every vertex (-1 for the matched and those with no candidate).
 
         Parameters
@@ -303,15 +304,24 @@ class DevicePlan:
             Only unmatched vertices are candidates (matching), else any (joining).
         rerate_only : bool
             Matching rounds after the first: only vertices whose target got matched are rated again.
+        max_weight : int, optional
+            Candidates' clusters must stay within this weight (default: the level's limit). Another limit
+            drops the heavy vertices' lists of best candidates, which hold only candidates within the level's
+            limit: they are rated again.
 
         Returns
         -------
         proposals : device int32[n]
         """
         static = self.arrays
+        if max_weight is not None and max_weight != self.max_weight:
+            for batches in (self.split_batches, self.heavy_batches):
+                for batch in batches:
+                    batch["top_kind"][...] = 0  # no list
         tables = [static[name] for name in ("net_offsets", "pin_vertices", "vertex_offsets", "incident_nets")]
         ratings = static["ratings"]
-        arguments = (*tables, ratings, static["vertex_weights"], merge_key, partner, cluster_weight, self.max_weight,
+        arguments = (*tables, ratings, static["vertex_weights"], merge_key, partner, cluster_weight,
+                     self.max_weight if max_weight is None else int(max_weight),
                      self.weight_penalty, only_unmatched, rerate_only)
         clock = _Clock(self.timings)
         if self.pool_groups:
