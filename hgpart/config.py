@@ -271,9 +271,8 @@ class CommunityConfig:
         Communities only for this many blocks or more: at k = 2 they cost km1 on the benchmark set, at k >= 4
         they gain (docs/tuning.md, "Community detection").
     max_pins : int
-        Communities only for inputs of at most this many pins: on the large generated classes (grid and
-        evenly 1M, 5-7M pins) the detection and the larger coarsest levels it leaves cost up to 1.9x the time
-        of the GPU path for no gain in km1.
+        Communities only for inputs of at most this many pins: above, on the large generated classes, they
+        cost the GPU path time for no gain in km1 (docs/tuning.md, "communities.max_pins").
     edge_weights : str
         Star-expansion edge weights (:mod:`hgpart.preprocessing.common`): ``hybrid`` (``degree`` below
         ``density_threshold`` nets per vertex, else ``uniform``), ``uniform``, ``non-uniform`` or ``degree``.
@@ -332,7 +331,8 @@ PRESETS = {
                  initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
-    "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=20, fm_candidates=80), label_propagation=LabelPropagationConfig(rounds=8),
+    "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=20, fm_candidates=80),
+                    label_propagation=LabelPropagationConfig(rounds=8),
                     fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
                     policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=UNBOUNDED, large_input_fm_candidates=20,
                                         large_input_fm_fruitless_moves=1000)),

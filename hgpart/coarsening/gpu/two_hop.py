@@ -1,5 +1,6 @@
 """2-hop matching on the device when no vertex has a merge key: vertices left alone that would join the same
-cluster but for its weight pair up (:func:`hgpart.coarsening.rules.two_hop_pairs`, which the keyed case runs on CuPy arrays).
+cluster but for its weight pair up (:func:`hgpart.coarsening.rules.two_hop_pairs`, which the keyed case runs
+on CuPy arrays).
 
 Without keys the candidates' order (cluster, vertex) is one int64 key a vertex, so the step is a radix
 sort and a scan: five launches, where the general array code takes dozens of operations.
