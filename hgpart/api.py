@@ -135,7 +135,7 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
     >>> import hgpart, networkx as nx
     >>> hierarchy = hgpart.coarsen(nx.grid_2d_graph(60, 60), k=2, device="cpu")
     >>> [row["vertices"] for row in hierarchy.summary()]
-    [3600, 1440, 576]
+    [3600, 1440, 576, 379]
     >>> hierarchy.coarsest.hypergraph.num_vertices
     375
     """

@@ -31,7 +31,9 @@ class CoarseningConfig:
         vertices with their second choices, where joining the best neighbour's cluster keeps more of a good
         partition (docs/tuning.md, "coarsening.matching_rounds = 1").
     join_unmatched : bool
-        After matching, an unmatched vertex joins its best neighbour's cluster where weight allows.
+        After matching, an unmatched vertex joins its best neighbour's cluster where weight allows, rating
+        the matched pairs as wholes (on the level of the pairs: docs/tuning.md, "Joining on the level of
+        the pairs").
     max_shrink_factor : float
         Joining stops once a level has n / max_shrink_factor clusters (Mt-KaHyPar's 2.5).
     two_hop : bool

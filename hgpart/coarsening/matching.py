@@ -20,6 +20,7 @@ from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
 from ..config import UNBOUNDED
 from .rules import JOIN_ROUNDS, candidate_score, join_targets, two_hop_pairs
+from .contraction import contract
 from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
 
 
@@ -159,21 +160,24 @@ def number_clusters(root):
     return cluster, next_id
 
 
-def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals):
+def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, join_proposals,
+                      base_budget: int):
     """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
     configured) unmatched vertices join the cluster of their best neighbour, in up to JOIN_ROUNDS rounds.
 
+    :func:`compute_clustering` calls it on the level of the matching's pairs (:func:`join_pairs`), where the
+    pairs are marked by ``partner[v] = v``; a plain matching (partner[v] = u, partner[u] = v) works as well.
     The joining is parallel and deterministic, so the GPU gets the same map (see
     :func:`hgpart.coarsening.gpu.joining.finish_clustering_device`). In each round every free vertex (not
     matched, not joined, not joined by others) v with a proposal u heads for the cluster u is in now, unless
     it is proposed to itself (:func:`.rules.join_targets`), and joins it if its merge key agrees and the
     cluster, with the joiners before it in vertex order, stays within ``max_weight``. Vertices turned away
-    propose again in the next round, to clusters that still have room. At most n - pairs -
-    ceil(n / max_shrink_factor) vertices join in all (the shrink cap), the first ones in vertex order.
-    With ``config.two_hop`` and the cap not reached, the vertices still alone name the cluster they would
-    join were there no weight limit, and those naming the same one pair up by :func:`two_hop_pairs` (within
-    the cap and the limit), isolated ones (in no net) with each other: without it, levels whose light
-    vertices only touch full clusters stop shrinking far above the contraction limit.
+    propose again in the next round, to clusters that still have room. At most ``base_budget`` minus the
+    pairs vertices join in all (the shrink cap), the first ones in vertex order. With ``config.two_hop`` and
+    the cap not reached, the vertices still alone name the cluster they would join were there no weight
+    limit, and those naming the same one pair up by :func:`two_hop_pairs` (within the cap and the limit),
+    isolated ones (in no net) with each other: without it, levels whose light vertices only touch full
+    clusters stop shrinking far above the contraction limit.
 
     ``join_proposals(cluster_keys, cluster_weight, free, max_weight)`` returns the best neighbour of each
     free vertex (free[v] < 0; -1 for none and for the others) whose cluster can take it within
@@ -188,7 +192,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     np.maximum.at(cluster_key, root, merge_key)  # matching never pairs different keys
     if config.join_unmatched:
         free = partner.copy()
-        budget = n - int(np.count_nonzero(partner >= 0)) // 2 - int(np.ceil(n / config.max_shrink_factor))
+        budget = base_budget - int(np.count_nonzero(partner > vertices))
         for _ in range(JOIN_ROUNDS):
             if budget <= 0:
                 break
@@ -214,8 +218,54 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     return number_clusters(root)
 
 
+def pair_level(hypergraph, partner, merge_key):
+    """The level of the matching's pairs, on which :func:`compute_clustering` joins: (pair_map int32[n], the
+    contracted hypergraph, its merge keys int64[n'], its partner int32[n']: v for a pair, -1 for a vertex
+    left alone). Its nets count each pair once, so a vertex there rates a pair by the nets they share, each
+    once, with the net's size in clusters (Mt-KaHyPar's rating of clusters)."""
+    n = hypergraph.num_vertices
+    vertices = np.arange(n, dtype=np.int32)
+    pair_map, count = number_clusters(np.where(partner >= 0, np.minimum(vertices, partner), vertices).astype(np.int32))
+    level = contract(hypergraph, pair_map, count)
+    keys = np.full(count, -1, dtype=np.int64)
+    np.maximum.at(keys, pair_map, merge_key)
+    paired = np.bincount(pair_map, minlength=count) > 1
+    return pair_map, level, keys, np.where(paired, np.arange(count, dtype=np.int32), -1).astype(np.int32)
+
+
+class _Proposer:
+    """Proposal rounds on one level (:func:`compute_clustering`): the level's net ratings and per-thread
+    scratch, and the serial or the parallel driver."""
+
+    def __init__(self, hypergraph, config, threads):
+        n = hypergraph.num_vertices
+        self.hypergraph, self.config = hypergraph, config
+        self.threads = 1 if runs_serially(hypergraph.num_pins) else max(1, min(threads, n))
+        self.run = _propose_serial if self.threads == 1 else _propose_parallel
+        self.scores = np.zeros((self.threads, n), dtype=np.int64)
+        self.seen = np.zeros((self.threads, n), dtype=np.bool_)
+        self.touched = np.empty((self.threads, n), dtype=np.int32)
+        self.proposals = np.full(n, -1, dtype=np.int32)
+        self.ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
+
+    def propose(self, keys, cluster_weight, status, only_unmatched, rerate_only, limit):
+        """One round: proposals of the vertices with status < 0 (the others get -1), to clusters that stay
+        within ``limit``."""
+        h = self.hypergraph
+        self.run(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, self.ratings, h.vertex_weights,
+                 keys, status, cluster_weight, limit, self.config.weight_penalty, only_unmatched, rerate_only,
+                 status < 0, self.proposals, self.scores, self.seen, self.touched)
+        return self.proposals
+
+    def join_proposals(self, keys, cluster_weight, free, limit):
+        return self.propose(keys, cluster_weight, free, False, False, limit)
+
+
 def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads: int | None = None):
     """The coarsening map f: V -> V' (Cheng, Cho and Yoon, Sec. II-C) as int32[n] with ids 0..n'-1, and n'.
+
+    The matching rounds pair vertices; the joining (:func:`finish_clustering`) then runs on the level of
+    those pairs (:func:`pair_level`), so that a vertex left alone rates each pair as a whole.
 
     Parameters
     ----------
@@ -229,38 +279,28 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     """
     n = hypergraph.num_vertices
     threads = threads or numba.get_num_threads()
-    threads = 1 if runs_serially(hypergraph.num_pins) else max(1, min(threads, n))
-    run = _propose_serial if threads == 1 else _propose_parallel
     merge_key = np.full(n, -1, dtype=np.int64) if fixed is None else np.ascontiguousarray(fixed, dtype=np.int64)
-    scores = np.zeros((threads, n), dtype=np.int64)
-    seen = np.zeros((threads, n), dtype=np.bool_)
-    touched = np.empty((threads, n), dtype=np.int32)
     partner = np.full(n, -1, dtype=np.int32)
-    proposals = np.full(n, -1, dtype=np.int32)
-    ratings, _ = net_ratings(hypergraph, config.rating == "heavy-edge", config.max_rated_net_size)
-
-    def propose(keys, cluster_weight, status, only_unmatched, rerate_only, limit=max_weight):
-        """One round: proposals of the vertices with status < 0 (the others get -1), to clusters that stay
-        within ``limit``."""
-        run(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
-            ratings, hypergraph.vertex_weights, keys, status, cluster_weight, limit, config.weight_penalty,
-            only_unmatched, rerate_only, status < 0, proposals, scores, seen, touched)
-        return proposals
-
-    if threads == 1:
+    matcher = _Proposer(hypergraph, config, threads)
+    if matcher.threads == 1:
         _match_serial(config.matching_rounds, hypergraph.net_offsets, hypergraph.pin_vertices,
-                      hypergraph.vertex_offsets, hypergraph.incident_nets, ratings, hypergraph.vertex_weights,
-                      merge_key, max_weight, config.weight_penalty, partner, proposals, scores, seen, touched)
+                      hypergraph.vertex_offsets, hypergraph.incident_nets, matcher.ratings, hypergraph.vertex_weights,
+                      merge_key, max_weight, config.weight_penalty, partner, matcher.proposals, matcher.scores,
+                      matcher.seen, matcher.touched)
     else:
+        proposals = matcher.proposals
         for round_index in range(config.matching_rounds):
-            propose(merge_key, hypergraph.vertex_weights, partner, True, round_index > 0)
+            matcher.propose(merge_key, hypergraph.vertex_weights, partner, True, round_index > 0, max_weight)
             candidates = np.flatnonzero(proposals >= 0)
             mutual = candidates[proposals[proposals[candidates]] == candidates]
             if mutual.size == 0:
                 break
             partner[mutual] = proposals[mutual]
-
-    def join_proposals(keys, cluster_weight, free, limit):
-        return propose(keys, cluster_weight, free, False, False, limit)
-
-    return finish_clustering(hypergraph, max_weight, config, merge_key, partner, join_proposals)
+    base_budget = n - int(np.ceil(n / config.max_shrink_factor))
+    if not config.join_unmatched:
+        return finish_clustering(hypergraph, max_weight, config, merge_key, partner, None, base_budget)
+    pair_map, pairs, pair_keys, pair_partner = pair_level(hypergraph, partner, merge_key)
+    joiner = _Proposer(pairs, config, threads)
+    cluster, count = finish_clustering(pairs, max_weight, config, pair_keys, pair_partner, joiner.join_proposals,
+                                       base_budget - (n - pairs.num_vertices))
+    return cluster[pair_map], count

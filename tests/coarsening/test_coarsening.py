@@ -107,6 +107,17 @@ def test_join_targets_equal_a_plain_model_and_never_chain(seed):
     assert np.array_equal(final[final[movers]], final[movers])  # no joiner's target moves
 
 
+def test_a_lone_vertex_joins_the_pair_it_shares_most_nets_with():
+    """v (4) shares a net of weight 3 with each of a (0) and b (1), which are matched, and one of weight 5
+    with c (2), matched with d (3): the pair {a, b} as a whole rates 6 against {c, d}'s 5, so v joins a and b
+    (rating single vertices, it would join c and d)."""
+    nets = [[0, 1], [2, 3], [4, 0], [4, 1], [4, 2]]
+    hypergraph = Hypergraph.from_pin_lists(nets, 5, net_weights=[10, 10, 3, 3, 5])
+    cluster, count = compute_clustering(hypergraph, 3, CoarseningConfig(two_hop=False))
+    assert count == 2
+    assert cluster[4] == cluster[0] == cluster[1] != cluster[2] == cluster[3]
+
+
 def test_two_hop_coarsening_shrinks_hub_dominated_inputs():
     """On a long-tailed input nearly everyone's best neighbour is a hub, whose clusters fill up: matching and
     joining alone leave many vertices alone; pairing those that would join the same cluster but for its

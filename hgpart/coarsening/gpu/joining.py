@@ -171,7 +171,7 @@ def _join_round(state: dict, plan: DevicePlan, round_index: int, max_weight: int
 
 
 def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, merge_key, partner, proposals,
-                             keyed: bool = True):
+                             base_budget: int, keyed: bool = True):
     """:func:`hgpart.coarsening.matching.finish_clustering` on the device, step for step, with one read a
     joining round (the budget left), so that the host does not wait for the device at each step. Unlike the
     CPU it runs the first joining round even when the matching alone spent the budget: that round admits
@@ -188,9 +188,11 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
     merge_key : device int64[n]
         -1 for none.
     partner : device int32[n]
-        The matching (-1 unmatched).
+        The matching (-1 unmatched; v for a vertex of a pair level, as the CPU's).
     proposals : device int32[n]
         Scratch for the joining rounds' proposals.
+    base_budget : int
+        At most this many vertices minus the pairs join (the shrink cap).
     keyed : bool
         False when no vertex has a merge key: the 2-hop step then sorts one key per vertex
         (:func:`.two_hop._two_hop_unkeyed`).
@@ -206,7 +208,6 @@ def finish_clustering_device(level, plan: DevicePlan, max_weight: int, config, m
     state = {"root": x.empty(n, dtype=x.int32), "free": x.empty(n, dtype=x.int32),
              "cluster_weight": x.zeros(n, dtype=x.int64), "cluster_key": merge_key.copy(),
              "budgets": x.zeros(JOIN_ROUNDS + 1, dtype=x.int64), "weights": weights}
-    base_budget = n - int(np.ceil(n / config.max_shrink_factor))
     launch(pair_roots_kernel, grid(n), partner, weights, merge_key, base_budget, state["root"], state["free"],
            state["cluster_weight"], state["cluster_key"], state["budgets"])
     root = state["root"]

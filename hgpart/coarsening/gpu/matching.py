@@ -6,7 +6,8 @@ Coarsening on the GPU", IEEE HPEC 2015 (COMPUTE-MATCHING-PARALLEL, Fig. 9): all 
 once (:meth:`.plan.DevicePlan.propose`); ``mutual_kernel`` matches mutual proposals; rounds repeat for the
 vertices still unmatched, all ``matching_rounds`` of them without a look from the host (the CPU stops after a
 round that matched nobody; the rounds after such a round change nothing, so the maps agree, and the host
-never waits for the device mid-level). Joining follows (:mod:`.joining`).
+never waits for the device mid-level). Joining follows (:mod:`.joining`), on the level of the pairs
+(:func:`pair_level_device`), as on the CPU.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import numpy as np
 from numba import cuda
 
 from ...cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
-from .joining import finish_clustering_device
+from ...cuda.primitives import scatter, scatter_max_kernel
+from .contraction import contract_device
+from .joining import finish_clustering_device, number_clusters_device
 from .plan import DevicePlan, device_net_ratings
 from .rating import KERNEL_LIMITS
 
@@ -61,7 +64,32 @@ def compute_clustering_device(level, max_weight: int, config, merge_key=None, li
     for round_index in range(config.matching_rounds):  # no early stop: it would wait for the device each round
         plan.propose(merge_key, level.vertex_weights, partner, proposals, True, round_index > 0)
         launch(mutual_kernel, grid(n), proposals, partner)
-    return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals, keyed)
+    base_budget = n - int(np.ceil(n / config.max_shrink_factor))
+    if not config.join_unmatched:
+        return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals, base_budget,
+                                        keyed)
+    pair_map, pairs, pair_keys, pair_partner = pair_level_device(level, partner, merge_key)
+    count = pairs.vertex_offsets.shape[0] - 1
+    pair_ratings, _ = device_net_ratings(pairs, config.rating == "heavy-edge", config.max_rated_net_size)
+    pair_plan = DevicePlan(pairs, pair_ratings, max_weight, config.weight_penalty, limits)
+    cluster, clusters = finish_clustering_device(pairs, pair_plan, max_weight, config, pair_keys, pair_partner,
+                                                 proposals[:count], base_budget - (n - count), keyed)
+    return cluster[pair_map], clusters
+
+
+def pair_level_device(level, partner, merge_key):
+    """:func:`hgpart.coarsening.matching.pair_level` on the device: (pair_map device int32[n], the contracted
+    level, its merge keys device int64[n'], its partner device int32[n']: v for a pair, -1 for a vertex left
+    alone)."""
+    x = xp()
+    n = partner.shape[0]
+    vertices = x.arange(n, dtype=x.int32)
+    pair_map, count = number_clusters_device(x.where(partner >= 0, x.minimum(vertices, partner),
+                                                     vertices).astype(x.int32))
+    pairs = contract_device(level, pair_map, count)
+    keys = scatter(scatter_max_kernel, pair_map, merge_key, x.full(count, -1, dtype=x.int64))
+    paired = x.bincount(pair_map, minlength=count) > 1
+    return pair_map, pairs, keys, x.where(paired, x.arange(count, dtype=x.int32), -1).astype(x.int32)
 
 
 def compute_clustering_gpu(hypergraph, max_weight: int, config, fixed=None, limits=KERNEL_LIMITS):
