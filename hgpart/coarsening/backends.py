@@ -32,16 +32,17 @@ class HostCoarsening:
 
     @staticmethod
     def cluster(level: Hypergraph, max_weight: int, config: CoarseningConfig, merge_key=None):
-        """The coarsening map (int32[n], its number of clusters) of :func:`.matching.compute_clustering`."""
-        from .matching import compute_clustering
+        """The coarsening map of :func:`.matching.map_level` (a :class:`.matching.LevelMap`)."""
+        from .matching import map_level
 
-        return compute_clustering(level, max_weight, config, merge_key)
+        return map_level(level, max_weight, config, merge_key)
 
     @staticmethod
-    def contract(level: Hypergraph, cluster, num_clusters: int) -> Hypergraph:
+    def contract(level: Hypergraph, level_map) -> Hypergraph:
+        """The coarse level of a :class:`.matching.LevelMap` (from its pair level where it has one)."""
         from .contraction import contract
 
-        return contract(level, cluster, num_clusters)
+        return contract(*level_map.contraction_input(level), level_map.count)
 
     @staticmethod
     def carry(values, cluster, num_clusters: int):
@@ -82,15 +83,15 @@ class DeviceCoarsening:
 
     @staticmethod
     def cluster(level: Hypergraph, max_weight: int, config: CoarseningConfig, merge_key=None):
-        from .gpu import compute_clustering_device
+        from .gpu import map_level_device
 
-        return compute_clustering_device(level, max_weight, config, merge_key)
+        return map_level_device(level, max_weight, config, merge_key)
 
     @staticmethod
-    def contract(level: Hypergraph, cluster, num_clusters: int) -> Hypergraph:
+    def contract(level: Hypergraph, level_map) -> Hypergraph:
         from .gpu import contract_device
 
-        return contract_device(level, cluster, num_clusters)
+        return contract_device(*level_map.contraction_input(level), level_map.count)
 
     @staticmethod
     def carry(values, cluster, num_clusters: int):

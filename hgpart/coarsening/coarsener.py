@@ -149,18 +149,19 @@ def build_hierarchy(hypergraph: Hypergraph, k: int, config: CoarseningConfig, ep
         n = current.hypergraph.num_vertices
         key = merge_key(current_fixed, current_communities, k)
         if backends[coarsened_on(current.hypergraph.num_pins)] is keep:
-            cluster, num_clusters = keep.cluster(current.hypergraph, max_weight, config, key)
+            level_map = keep.cluster(current.hypergraph, max_weight, config, key)
+            cluster, num_clusters = level_map.cluster, level_map.count
             if num_clusters > (1.0 - config.min_shrink) * n:
                 break
-            coarse = Level(keep.contract(current.hypergraph, cluster, num_clusters), place=keep.name)
+            coarse = Level(keep.contract(current.hypergraph, level_map), place=keep.name)
         else:  # a small level of a device hierarchy: on the host, then its coarse level to the device
             level_on_host = current.on_host()
-            host_cluster, num_clusters = host.cluster(level_on_host, max_weight, config,
-                                                      None if key is None else keep.get(key))
+            level_map = host.cluster(level_on_host, max_weight, config, None if key is None else keep.get(key))
+            num_clusters = level_map.count
             if num_clusters > (1.0 - config.min_shrink) * n:
                 break
-            coarse_host = host.contract(level_on_host, host_cluster, num_clusters)
-            cluster = keep.put(host_cluster)
+            coarse_host = host.contract(level_on_host, level_map)
+            cluster = keep.put(level_map.cluster)
             coarse = Level(keep.put_level(coarse_host), place=keep.name, host=coarse_host)
         coarse_fixed = keep.carry(current_fixed, cluster, num_clusters)
         current_communities = keep.carry(current_communities, cluster, num_clusters)

@@ -13,6 +13,8 @@ parallel deterministic rule (:func:`finish_clustering`) that the GPU follows ste
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numba
 import numpy as np
 
@@ -261,8 +263,32 @@ class _Proposer:
         return self.propose(keys, cluster_weight, free, False, False, limit)
 
 
+class LevelMap(NamedTuple):
+    """A level's coarsening map (host or device arrays): ``cluster`` (int32[n], ids 0..count-1) and
+    ``count``; where the joining ran on the level of the matching's pairs, also that level (``pairs``) and
+    the joining's map on it (``pair_cluster``, so that cluster == pair_cluster[pair map]). Contracting
+    ``pairs`` by ``pair_cluster`` gives the same coarse level as contracting the level by ``cluster``
+    (contraction's result does not depend on the order of merges), from fewer pins."""
+
+    cluster: object
+    count: int
+    pairs: object = None
+    pair_cluster: object = None
+
+    def contraction_input(self, level):
+        """(hypergraph, map) to contract: the pair level and the joining's map where there is one."""
+        return (level, self.cluster) if self.pairs is None else (self.pairs, self.pair_cluster)
+
+
 def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads: int | None = None):
-    """The coarsening map f: V -> V' (Cheng, Cho and Yoon, Sec. II-C) as int32[n] with ids 0..n'-1, and n'.
+    """The coarsening map f: V -> V' (Cheng, Cho and Yoon, Sec. II-C) as int32[n] with ids 0..n'-1, and n'
+    (:func:`map_level`'s map)."""
+    level_map = map_level(hypergraph, max_weight, config, fixed, threads)
+    return level_map.cluster, level_map.count
+
+
+def map_level(hypergraph, max_weight: int, config, fixed=None, threads: int | None = None) -> LevelMap:
+    """The coarsening map of a level, with the level of the matching's pairs it was joined on.
 
     The matching rounds pair vertices; the joining (:func:`finish_clustering`) then runs on the level of
     those pairs (:func:`pair_level`), so that a vertex left alone rates each pair as a whole.
@@ -276,6 +302,8 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
     fixed : int[n] or None
         Merge key of each vertex, -1 if none: vertices with different keys never merge (fixed blocks,
         communities).
+    threads : int, optional
+        Numba threads (default: all).
     """
     n = hypergraph.num_vertices
     threads = threads or numba.get_num_threads()
@@ -298,9 +326,9 @@ def compute_clustering(hypergraph, max_weight: int, config, fixed=None, threads:
             partner[mutual] = proposals[mutual]
     base_budget = n - int(np.ceil(n / config.max_shrink_factor))
     if not config.join_unmatched:
-        return finish_clustering(hypergraph, max_weight, config, merge_key, partner, None, base_budget)
+        return LevelMap(*finish_clustering(hypergraph, max_weight, config, merge_key, partner, None, base_budget))
     pair_map, pairs, pair_keys, pair_partner = pair_level(hypergraph, partner, merge_key)
     joiner = _Proposer(pairs, config, threads)
     cluster, count = finish_clustering(pairs, max_weight, config, pair_keys, pair_partner, joiner.join_proposals,
                                        base_budget - (n - pairs.num_vertices))
-    return cluster[pair_map], count
+    return LevelMap(cluster[pair_map], count, pairs, cluster)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from hgpart import Hypergraph, generate
 from hgpart.coarsening import coarsen
 from hgpart.coarsening.contraction import contract
-from hgpart.coarsening.matching import compute_clustering, two_hop_pairs
+from hgpart.coarsening.matching import compute_clustering, map_level, two_hop_pairs
 from hgpart.coarsening.rules import join_targets
 from hgpart.coarsening.similarity import similarity
 from hgpart.config import CoarseningConfig
@@ -116,6 +116,20 @@ def test_a_lone_vertex_joins_the_pair_it_shares_most_nets_with():
     cluster, count = compute_clustering(hypergraph, 3, CoarseningConfig(two_hop=False))
     assert count == 2
     assert cluster[4] == cluster[0] == cluster[1] != cluster[2] == cluster[3]
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 10**6), weighted=st.booleans())
+def test_contracting_the_pair_level_gives_the_coarse_level_of_the_map(seed, weighted):
+    """The hierarchy contracts the pair level by the joining's map (fewer pins); the result must be the
+    coarse level of the level's own map, array for array."""
+    hypergraph, _ = random_hypergraph(seed, 80, 120, 6, weighted=weighted)
+    level_map = map_level(hypergraph, 6, CoarseningConfig())
+    assert level_map.pairs is not None and level_map.pairs.num_vertices < hypergraph.num_vertices
+    direct = contract(hypergraph, level_map.cluster, level_map.count)
+    via_pairs = contract(*level_map.contraction_input(hypergraph), level_map.count)
+    for field in ("net_offsets", "pin_vertices", "net_weights", "vertex_weights", "vertex_offsets", "incident_nets"):
+        np.testing.assert_array_equal(getattr(via_pairs, field), getattr(direct, field))
 
 
 def test_two_hop_coarsening_shrinks_hub_dominated_inputs():

@@ -22,9 +22,9 @@ The rules both twins follow (candidate score and order, joining rounds, 2-hop pa
 
 from .contraction import contract_device
 from .joining import finish_clustering_device, number_clusters_device
-from .matching import compute_clustering_device, compute_clustering_gpu
+from .matching import compute_clustering_device, compute_clustering_gpu, map_level_device
 from .plan import DevicePlan, device_net_ratings
 from .rating import KERNEL_LIMITS
 
 __all__ = ["KERNEL_LIMITS", "DevicePlan", "compute_clustering_device", "compute_clustering_gpu", "contract_device",
-           "device_net_ratings", "finish_clustering_device", "number_clusters_device"]
+           "device_net_ratings", "finish_clustering_device", "map_level_device", "number_clusters_device"]

@@ -17,6 +17,7 @@ from numba import cuda
 
 from ...cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
 from ...cuda.primitives import scatter, scatter_max_kernel
+from ..matching import LevelMap
 from .contraction import contract_device
 from .joining import finish_clustering_device, number_clusters_device
 from .plan import DevicePlan, device_net_ratings
@@ -33,7 +34,15 @@ def mutual_kernel(proposals, partner):
 
 
 def compute_clustering_device(level, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS):
-    """The coarsening map of a level held on the device: matching rounds, then joining.
+    """The coarsening map of a level held on the device, (cluster device int32[n], n'): the map of
+    :func:`map_level_device`."""
+    level_map = map_level_device(level, max_weight, config, merge_key, limits)
+    return level_map.cluster, level_map.count
+
+
+def map_level_device(level, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS) -> LevelMap:
+    """The coarsening map of a level held on the device, with the level of the matching's pairs it was joined
+    on (:class:`hgpart.coarsening.matching.LevelMap`): matching rounds, then joining on the pair level.
 
     Parameters
     ----------
@@ -49,9 +58,9 @@ def compute_clustering_device(level, max_weight: int, config, merge_key=None, li
 
     Returns
     -------
-    cluster : device int32[n]
-        f: V -> V', ids 0..n'-1 in order of each cluster's smallest vertex.
-    n' : int
+    LevelMap
+        ``cluster`` (device int32[n]: f: V -> V', ids 0..n'-1 in order of each cluster's smallest vertex),
+        ``count`` (n'), and the pair level with the joining's map on it.
     """
     x = xp()
     n = level.vertex_offsets.shape[0] - 1
@@ -66,15 +75,15 @@ def compute_clustering_device(level, max_weight: int, config, merge_key=None, li
         launch(mutual_kernel, grid(n), proposals, partner)
     base_budget = n - int(np.ceil(n / config.max_shrink_factor))
     if not config.join_unmatched:
-        return finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals, base_budget,
-                                        keyed)
+        return LevelMap(*finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals,
+                                                  base_budget, keyed))
     pair_map, pairs, pair_keys, pair_partner = pair_level_device(level, partner, merge_key)
     count = pairs.vertex_offsets.shape[0] - 1
     pair_ratings, _ = device_net_ratings(pairs, config.rating == "heavy-edge", config.max_rated_net_size)
     pair_plan = DevicePlan(pairs, pair_ratings, max_weight, config.weight_penalty, limits)
     cluster, clusters = finish_clustering_device(pairs, pair_plan, max_weight, config, pair_keys, pair_partner,
                                                  proposals[:count], base_budget - (n - count), keyed)
-    return cluster[pair_map], clusters
+    return LevelMap(cluster[pair_map], clusters, pairs, cluster)
 
 
 def pair_level_device(level, partner, merge_key):
