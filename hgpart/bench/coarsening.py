@@ -18,7 +18,7 @@ import numpy as np
 from .. import generate
 from ..coarsening.coarsener import max_cluster_weight
 from ..coarsening.contraction import contract
-from ..coarsening.matching import compute_clustering
+from ..coarsening.matching import map_level
 from ..coarsening.similarity import rating_work
 from ..io import read_hypergraph, strip_gz
 
@@ -61,7 +61,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
     if "gpu" in devices:
         from numba import cuda
 
-        from ..coarsening.gpu import DevicePlan, compute_clustering_device, contract_device, device_net_ratings
+        from ..coarsening.gpu import DevicePlan, contract_device, device_net_ratings, map_level_device
         from ..cuda.arrays import to_host, xp
     rows = []
     warmed = False
@@ -75,11 +75,13 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
         row = {"instance": label, "vertices": hypergraph.num_vertices, "pins": hypergraph.num_pins}
         if not warmed:  # compile the serial and the parallel CPU kernels before timing (a small instance)
             warm_up = generate.evenly(30000, seed=1)
-            contract(warm_up, *compute_clustering(warm_up, max_cluster_weight(warm_up, k, config), config))
+            warm_map = map_level(warm_up, max_cluster_weight(warm_up, k, config), config)
+            contract(*warm_map.contraction_input(warm_up), warm_map.count)
             warmed = True
-        row["cpu map s"], (cluster, count) = _median_seconds(
-            lambda: compute_clustering(hypergraph, max_weight, config), repeat)
-        row["cpu contract s"], coarse = _median_seconds(lambda: contract(hypergraph, cluster, count), repeat)
+        row["cpu map s"], level_map = _median_seconds(lambda: map_level(hypergraph, max_weight, config), repeat)
+        cluster, count = level_map.cluster, level_map.count
+        row["cpu contract s"], coarse = _median_seconds(
+            lambda: contract(*level_map.contraction_input(hypergraph), count), repeat)
         if "gpu" in devices:
             def synchronised(function):
                 def run():
@@ -90,12 +92,13 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
 
             cuda.synchronize()
             row["gpu upload s"], level = _median_seconds(synchronised(lambda: hypergraph.to_device()), 1)
-            compute_clustering_device(level, max_weight, config)  # compile and load the kernels
-            row["gpu map s"], (gpu_cluster, gpu_count) = _median_seconds(
-                synchronised(lambda: compute_clustering_device(level, max_weight, config)), gpu_repeat)
-            contract_device(level, gpu_cluster, gpu_count)
+            map_level_device(level, max_weight, config)  # compile and load the kernels
+            row["gpu map s"], gpu_map = _median_seconds(
+                synchronised(lambda: map_level_device(level, max_weight, config)), gpu_repeat)
+            gpu_cluster, gpu_count = gpu_map.cluster, gpu_map.count
+            contract_device(*gpu_map.contraction_input(level), gpu_count)
             row["gpu contract s"], gpu_coarse = _median_seconds(
-                synchronised(lambda: contract_device(level, gpu_cluster, gpu_count)), gpu_repeat)
+                synchronised(lambda: contract_device(*gpu_map.contraction_input(level), gpu_count)), gpu_repeat)
             ratings, _ = device_net_ratings(level, config.rating == "heavy-edge", config.max_rated_net_size)
             plan = DevicePlan(level, ratings, max_weight, config.weight_penalty)
             x = xp()
@@ -115,7 +118,7 @@ def run_coarsen_bench(instances, devices, config, k: int, repeat: int, reporter=
                                 np.array_equal(gpu_coarse.pin_vertices, coarse.pin_vertices) and
                                 np.array_equal(gpu_coarse.net_offsets, coarse.net_offsets) and
                                 np.array_equal(gpu_coarse.net_weights, coarse.net_weights))
-            del level, plan, gpu_coarse
+            del level, plan, gpu_coarse, gpu_map
         rows.append(row)
         if reporter is not None:
             reporter.log(f"{label}: " + ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
