@@ -21,7 +21,7 @@ import numpy as np
 from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
 from ..config import UNBOUNDED
-from .rules import JOIN_ROUNDS, candidate_score, join_targets, two_hop_pairs
+from .rules import JOIN_ROUNDS, candidate_score, join_targets, pair_roots, two_hop_pairs
 from .contraction import contract
 from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
 
@@ -167,7 +167,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     """From a matching (partner, -1 = unmatched) to the coarsening map: pairs become clusters, then (if
     configured) unmatched vertices join the cluster of their best neighbour, in up to JOIN_ROUNDS rounds.
 
-    :func:`compute_clustering` calls it on the level of the matching's pairs (:func:`join_pairs`), where the
+    :func:`compute_clustering` calls it on the level of the matching's pairs (:func:`pair_level`), where the
     pairs are marked by ``partner[v] = v``; a plain matching (partner[v] = u, partner[u] = v) works as well.
     The joining is parallel and deterministic, so the GPU gets the same map (see
     :func:`hgpart.coarsening.gpu.joining.finish_clustering_device`). In each round every free vertex (not
@@ -188,7 +188,7 @@ def finish_clustering(hypergraph, max_weight: int, config, merge_key, partner, j
     n = hypergraph.num_vertices
     weights = hypergraph.vertex_weights
     vertices = np.arange(n, dtype=np.int32)
-    root = np.where(partner >= 0, np.minimum(vertices, partner), vertices).astype(np.int32)
+    root = pair_roots(np, partner)
     cluster_weight = scatter_sum(root, weights, n)
     cluster_key = merge_key.copy()
     np.maximum.at(cluster_key, root, merge_key)  # matching never pairs different keys
@@ -225,12 +225,11 @@ def pair_level(hypergraph, partner, merge_key):
     contracted hypergraph, its merge keys int64[n'], its partner int32[n']: v for a pair, -1 for a vertex
     left alone). Its nets count each pair once, so a vertex there rates a pair by the nets they share, each
     once, with the net's size in clusters (Mt-KaHyPar's rating of clusters)."""
-    n = hypergraph.num_vertices
-    vertices = np.arange(n, dtype=np.int32)
-    pair_map, count = number_clusters(np.where(partner >= 0, np.minimum(vertices, partner), vertices).astype(np.int32))
+    from .backends import HOST_COARSENING
+
+    pair_map, count = number_clusters(pair_roots(np, partner))
     level = contract(hypergraph, pair_map, count)
-    keys = np.full(count, -1, dtype=np.int64)
-    np.maximum.at(keys, pair_map, merge_key)
+    keys = HOST_COARSENING.carry(merge_key, pair_map, count)
     paired = np.bincount(pair_map, minlength=count) > 1
     return pair_map, level, keys, np.where(paired, np.arange(count, dtype=np.int32), -1).astype(np.int32)
 

@@ -5,8 +5,8 @@ so that both pick the same candidates and build the same coarsening map.
 - :func:`candidate_score` and :func:`better_candidate`: a candidate's score and the strict order of candidates
   (score, then :func:`pair_priority`, then the smaller id) of the parallel suitor matching of L. Cheng,
   H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015 (Fig. 9).
-- :data:`JOIN_ROUNDS`, :func:`join_targets` and :func:`two_hop_pairs`: the joining rounds after the matching,
-  where each joiner goes, and the pairing of vertices left alone that prefer the same cluster (plain array
+- :data:`JOIN_ROUNDS`, :func:`pair_roots`, :func:`join_targets` and :func:`two_hop_pairs`: the joining rounds
+  after the matching, the matching's clusters, where each joiner goes, and the pairing of vertices left alone that prefer the same cluster (plain array
   code for numpy and CuPy alike).
 
 Plain Python on scalars and arrays: each twin wraps the scalar functions in ``numba.njit`` or
@@ -62,6 +62,13 @@ def better_candidate(score, priority, candidate, best_score, best_priority, best
     smaller id (GPU and CPU agree). ``best < 0`` means no candidate yet."""
     return best < 0 or score > best_score or (score == best_score and (
         priority > best_priority or (priority == best_priority and candidate < best)))
+
+
+def pair_roots(array, partner):
+    """Each vertex's cluster after the matching, named by its smaller member (int32[n]): min(v, partner[v]) for
+    a matched v, v for the others. ``array`` is numpy or CuPy; ``partner`` int32[n], -1 unmatched."""
+    vertices = array.arange(partner.shape[0], dtype=array.int32)
+    return array.where(partner >= 0, array.minimum(vertices, partner), vertices).astype(array.int32)
 
 
 def join_targets(array, proposals, root, free):

@@ -16,8 +16,8 @@ import numpy as np
 from numba import cuda
 
 from ...cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
-from ...cuda.primitives import scatter, scatter_max_kernel
 from ..matching import LevelMap
+from ..rules import pair_roots
 from .contraction import contract_device
 from .joining import finish_clustering_device, number_clusters_device
 from .plan import DevicePlan, device_net_ratings
@@ -90,13 +90,12 @@ def pair_level_device(level, partner, merge_key):
     """:func:`hgpart.coarsening.matching.pair_level` on the device: (pair_map device int32[n], the contracted
     level, its merge keys device int64[n'], its partner device int32[n']: v for a pair, -1 for a vertex left
     alone)."""
+    from ..backends import DEVICE_COARSENING
+
     x = xp()
-    n = partner.shape[0]
-    vertices = x.arange(n, dtype=x.int32)
-    pair_map, count = number_clusters_device(x.where(partner >= 0, x.minimum(vertices, partner),
-                                                     vertices).astype(x.int32))
+    pair_map, count = number_clusters_device(pair_roots(x, partner))
     pairs = contract_device(level, pair_map, count)
-    keys = scatter(scatter_max_kernel, pair_map, merge_key, x.full(count, -1, dtype=x.int64))
+    keys = DEVICE_COARSENING.carry(merge_key, pair_map, count)
     paired = x.bincount(pair_map, minlength=count) > 1
     return pair_map, pairs, keys, x.where(paired, x.arange(count, dtype=x.int32), -1).astype(x.int32)
 
