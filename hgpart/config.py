@@ -34,6 +34,16 @@ class CoarseningConfig:
         After matching, an unmatched vertex joins its best neighbour's cluster where weight allows, rating
         the matched pairs as wholes (on the level of the pairs: docs/tuning.md, "Joining on the level of
         the pairs").
+    pair_level_min_paired : float
+        On a level of at least ``pair_level_skip_pins`` pins, the joining runs on the level of the pairs only
+        when the matching paired at least this fraction of the vertices; below it, that level is the level
+        itself but for a few pairs, and joining there costs more (its proposals cannot reuse the matching's
+        lists of best candidates) than it changes: the joining runs on the level (the long-tailed and
+        synthetic classes, whose matching pairs almost nobody; docs/tuning.md, "Joining on the level of the
+        pairs").
+    pair_level_skip_pins : int
+        Levels of fewer pins always join on the pair level: where the matching stalls near the contraction
+        limit, the pair level's joining keeps more of a good partition.
     max_shrink_factor : float
         Joining stops once a level has n / max_shrink_factor clusters (Mt-KaHyPar's 2.5).
     two_hop : bool
@@ -50,6 +60,8 @@ class CoarseningConfig:
     min_shrink: float = 0.01
     matching_rounds: int = 1
     join_unmatched: bool = True
+    pair_level_min_paired: float = 0.01
+    pair_level_skip_pins: int = 1 << 20
     max_shrink_factor: float = 2.5
     two_hop: bool = True
     max_levels: int = 100

@@ -21,7 +21,7 @@ import numpy as np
 from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
 from ..config import UNBOUNDED
-from .rules import JOIN_ROUNDS, candidate_score, join_targets, pair_roots, two_hop_pairs
+from .rules import JOIN_ROUNDS, candidate_score, join_targets, joins_on_the_pair_level, pair_roots, two_hop_pairs
 from .contraction import contract
 from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
 
@@ -290,7 +290,9 @@ def map_level(hypergraph, max_weight: int, config, fixed=None, threads: int | No
     """The coarsening map of a level, with the level of the matching's pairs it was joined on.
 
     The matching rounds pair vertices; the joining (:func:`finish_clustering`) then runs on the level of
-    those pairs (:func:`pair_level`), so that a vertex left alone rates each pair as a whole.
+    those pairs (:func:`pair_level`), so that a vertex left alone rates each pair as a whole; on large
+    levels where the matching paired almost nobody, on the level itself, and the map has no pair level
+    (:func:`.rules.joins_on_the_pair_level`).
 
     Parameters
     ----------
@@ -324,8 +326,9 @@ def map_level(hypergraph, max_weight: int, config, fixed=None, threads: int | No
                 break
             partner[mutual] = proposals[mutual]
     base_budget = n - int(np.ceil(n / config.max_shrink_factor))
-    if not config.join_unmatched:
-        return LevelMap(*finish_clustering(hypergraph, max_weight, config, merge_key, partner, None, base_budget))
+    if not joins_on_the_pair_level(config, n, hypergraph.num_pins, lambda: int(np.count_nonzero(partner >= 0))):
+        return LevelMap(*finish_clustering(hypergraph, max_weight, config, merge_key, partner,
+                                           matcher.join_proposals, base_budget))
     pair_map, pairs, pair_keys, pair_partner = pair_level(hypergraph, partner, merge_key)
     joiner = _Proposer(pairs, config, threads)
     cluster, count = finish_clustering(pairs, max_weight, config, pair_keys, pair_partner, joiner.join_proposals,

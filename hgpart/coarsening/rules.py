@@ -5,9 +5,10 @@ so that both pick the same candidates and build the same coarsening map.
 - :func:`candidate_score` and :func:`better_candidate`: a candidate's score and the strict order of candidates
   (score, then :func:`pair_priority`, then the smaller id) of the parallel suitor matching of L. Cheng,
   H. Cho and P. Yoon, "An Accelerated Procedure for Hypergraph Coarsening on the GPU", IEEE HPEC 2015 (Fig. 9).
-- :data:`JOIN_ROUNDS`, :func:`pair_roots`, :func:`join_targets` and :func:`two_hop_pairs`: the joining rounds
-  after the matching, the matching's clusters, where each joiner goes, and the pairing of vertices left alone that prefer the same cluster (plain array
-  code for numpy and CuPy alike).
+- :data:`JOIN_ROUNDS`, :func:`joins_on_the_pair_level`, :func:`pair_roots`, :func:`join_targets` and
+  :func:`two_hop_pairs`: the joining rounds after the matching, the level they run on, the matching's
+  clusters, where each joiner goes, and the pairing of vertices left alone that prefer the same cluster
+  (plain array code for numpy and CuPy alike).
 
 Plain Python on scalars and arrays: each twin wraps the scalar functions in ``numba.njit`` or
 ``cuda.jit(device=True)``.
@@ -62,6 +63,17 @@ def better_candidate(score, priority, candidate, best_score, best_priority, best
     smaller id (GPU and CPU agree). ``best < 0`` means no candidate yet."""
     return best < 0 or score > best_score or (score == best_score and (
         priority > best_priority or (priority == best_priority and candidate < best)))
+
+
+def joins_on_the_pair_level(config, vertices: int, pins: int, count_paired) -> bool:
+    """Whether the joining runs on the level of the matching's pairs (else on the level itself): always with
+    ``config.join_unmatched`` on levels of fewer than ``config.pair_level_skip_pins`` pins, and on larger
+    levels when the matching paired at least ``config.pair_level_min_paired`` of their ``vertices``.
+    ``count_paired()`` returns the number of vertices in pairs (called only on the larger levels: on the
+    device it waits for the matching)."""
+    if not config.join_unmatched:
+        return False
+    return pins < config.pair_level_skip_pins or count_paired() >= config.pair_level_min_paired * vertices
 
 
 def pair_roots(array, partner):

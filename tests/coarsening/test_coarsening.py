@@ -1,6 +1,8 @@
 """Host coarsening: similarity, clustering and two-hop pairs, contraction, the hierarchy, and the serial and
 parallel drivers."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -130,6 +132,24 @@ def test_contracting_the_pair_level_gives_the_coarse_level_of_the_map(seed, weig
     via_pairs = contract(*level_map.contraction_input(hypergraph), level_map.count)
     for field in ("net_offsets", "pin_vertices", "net_weights", "vertex_weights", "vertex_offsets", "incident_nets"):
         np.testing.assert_array_equal(getattr(via_pairs, field), getattr(direct, field))
+
+
+def test_the_joining_skips_the_pair_level_on_large_levels_where_the_matching_paired_almost_nobody():
+    """On a long-tailed input the matching pairs almost nobody (everyone's best neighbour is a hub): on a
+    level of at least ``pair_level_skip_pins`` pins the joining then runs on the level itself; on smaller
+    levels, and where the matching paired enough (a random input), on the pair level. Every map respects the
+    weight limit."""
+    long_tailed = generate.long_tailed(3000, seed=2)
+    random_input = random_hypergraph(3, 300, 500, 6)[0]
+    large = CoarseningConfig(pair_level_skip_pins=0)
+    for hypergraph, max_weight, config, on_pairs in (
+            (long_tailed, -(-long_tailed.total_vertex_weight // 320), large, False),
+            (long_tailed, -(-long_tailed.total_vertex_weight // 320), CoarseningConfig(), True),
+            (random_input, 6, large, True),
+            (random_input, 6, replace(large, pair_level_min_paired=1.0), False)):
+        level_map = map_level(hypergraph, max_weight, config)
+        assert (level_map.pairs is not None) == on_pairs
+        assert np.bincount(level_map.cluster, weights=hypergraph.vertex_weights).max() <= max_weight
 
 
 def test_two_hop_coarsening_shrinks_hub_dominated_inputs():

@@ -145,11 +145,12 @@ def instances():
 
 
 CONFIGS = [CoarseningConfig(), CoarseningConfig(rating="inner-product"), CoarseningConfig(weight_penalty=True),
-           CoarseningConfig(join_unmatched=False)]
+           CoarseningConfig(join_unmatched=False), CoarseningConfig(pair_level_min_paired=1.0, pair_level_skip_pins=0)]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("config", CONFIGS, ids=["default", "inner-product", "penalty", "matching-only"])
+@pytest.mark.parametrize("config", CONFIGS, ids=["default", "inner-product", "penalty", "matching-only",
+                                                 "joining-on-the-level"])
 def test_gpu_clustering_equals_cpu(config):
     from hgpart.coarsening.gpu import compute_clustering_gpu
 

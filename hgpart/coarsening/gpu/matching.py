@@ -17,7 +17,7 @@ from numba import cuda
 
 from ...cuda.arrays import cached_kernel, grid, launch, to_device, to_host, xp
 from ..matching import LevelMap
-from ..rules import pair_roots
+from ..rules import joins_on_the_pair_level, pair_roots
 from .contraction import contract_device
 from .joining import finish_clustering_device, number_clusters_device
 from .plan import DevicePlan, device_net_ratings
@@ -42,7 +42,8 @@ def compute_clustering_device(level, max_weight: int, config, merge_key=None, li
 
 def map_level_device(level, max_weight: int, config, merge_key=None, limits=KERNEL_LIMITS) -> LevelMap:
     """The coarsening map of a level held on the device, with the level of the matching's pairs it was joined
-    on (:class:`hgpart.coarsening.matching.LevelMap`): matching rounds, then joining on the pair level.
+    on (:class:`hgpart.coarsening.matching.LevelMap`): matching rounds, then joining on the pair level (or
+    on the level itself, by :func:`hgpart.coarsening.rules.joins_on_the_pair_level`, as on the CPU).
 
     Parameters
     ----------
@@ -74,7 +75,8 @@ def map_level_device(level, max_weight: int, config, merge_key=None, limits=KERN
         plan.propose(merge_key, level.vertex_weights, partner, proposals, True, round_index > 0)
         launch(mutual_kernel, grid(n), proposals, partner)
     base_budget = n - int(np.ceil(n / config.max_shrink_factor))
-    if not config.join_unmatched:
+    if not joins_on_the_pair_level(config, n, level.pin_vertices.shape[0],
+                                   lambda: int(x.count_nonzero(partner >= 0))):
         return LevelMap(*finish_clustering_device(level, plan, max_weight, config, merge_key, partner, proposals,
                                                   base_budget, keyed))
     pair_map, pairs, pair_keys, pair_partner = pair_level_device(level, partner, merge_key)
