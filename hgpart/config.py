@@ -181,6 +181,43 @@ class PairFMConfig:
 
 
 @dataclass(frozen=True)
+class FlowConfig:
+    """Flow-based refinement on the host (:mod:`hgpart.refinement.flows`): minimum cuts of regions around the
+    cut between pairs of blocks (Heuer, Sanders and Schlag 2018; Mt-KaHyPar's quality preset).
+
+    Attributes
+    ----------
+    levels : str
+        Where it runs: ``none``; ``last`` (the input, once, at the end); ``input`` (the input level of each
+        V-cycle); ``all`` (every level of each V-cycle). The GPU path runs it only where the host refines.
+    alpha : float
+        A region may be as heavy as (1 + alpha * epsilon) times the perfect block weight less the other
+        block's weight; halved when the region's minimum cut is unbalanced. The default preset's 8 and 2
+        rounds, once at the end, cost a quarter of its time; the quality preset's 16 and 4 rounds on every
+        level quadruple it (docs/tuning.md, "Flow-based refinement").
+    max_distance : int
+        Region vertices are at most this many hops from a vertex of a cut net (Mt-KaHyPar's 2).
+    max_net_size : int
+        Nets with more pins neither seed nor grow a region (they are still in its network).
+    rounds : int
+        At most this many rounds over the pairs of blocks.
+    min_improvement : float
+        Rounds stop after one that improves the objective by less than this fraction.
+    """
+
+    levels: str = "last"
+    alpha: float = 8.0
+    max_distance: int = 2
+    max_net_size: int = 1000
+    rounds: int = 2
+    min_improvement: float = 0.001
+
+    def __post_init__(self):
+        if self.levels not in ("none", "last", "input", "all"):
+            raise ValueError(f"unknown flow levels {self.levels!r} (none, last, input or all)")
+
+
+@dataclass(frozen=True)
 class PolicyConfig:
     """Where each step of the V-cycle runs and which refiners run, by size (:class:`hgpart.policy.Policy`).
 
@@ -337,15 +374,17 @@ class PartitionConfig:
     fm: FMConfig = field(default_factory=FMConfig)
     jet: JetConfig = field(default_factory=JetConfig)
     pair_fm: PairFMConfig = field(default_factory=PairFMConfig)
+    flows: FlowConfig = field(default_factory=FlowConfig)
     policy: PolicyConfig = field(default_factory=PolicyConfig)
 
 
 PRESETS = {
-    "fast": dict(communities=CommunityConfig(detect=False),
+    "fast": dict(communities=CommunityConfig(detect=False), flows=FlowConfig(levels="none"),
                  initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
     "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=20, fm_candidates=80),
+                    flows=FlowConfig(levels="all", alpha=16.0, rounds=4),
                     label_propagation=LabelPropagationConfig(rounds=8),
                     fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
                     policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=UNBOUNDED, large_input_fm_candidates=20,

@@ -26,8 +26,9 @@ from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
 from .preprocessing.communities import detect_communities
-from .policy import DEVICE, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
+from .policy import DEVICE, FLOWS, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
 from .refinement import rebalance_partition, refine
+from .refinement.flows import flow_refine
 from .refinement.pair_fm import pair_fm
 
 NO_LABEL_PROPAGATION = LabelPropagationConfig(rounds=0)
@@ -271,11 +272,12 @@ def uncoarsen(hierarchy: Hierarchy, blocks, max_weights, policy: Policy, keep):
 
 def refine_level(level: Level, blocks, is_input: bool, max_weights, policy: Policy, keep):
     """The policy's refiners on one level, in order: label propagation and FM (host levels), Jet-style rounds
-    where the level is kept (a level over the bound is rebalanced first), the host's FM after Jet."""
+    where the level is kept (a level over the bound is rebalanced first), the host's FM after Jet, flows on
+    the host."""
     config = policy.config
     k, cut_objective = config.k, config.objective == "cut"
     movable = None if level.fixed is None else level.fixed < 0
-    for refiner in policy.level_refiners(level.hypergraph.num_pins):
+    for refiner in policy.level_refiners(level.hypergraph.num_pins, is_input):
         if refiner == LABEL_PROPAGATION_FM:
             blocks = refine(level.hypergraph, blocks, k, max_weights, config.label_propagation, config.fm,
                             cut_objective, movable)
@@ -288,6 +290,10 @@ def refine_level(level: Level, blocks, is_input: bool, max_weights, policy: Poli
             host_movable = None if level.fixed is None else keep.get(level.fixed) < 0
             blocks = keep.put(refine(level.on_host(), keep.get(blocks), k, max_weights, NO_LABEL_PROPAGATION,
                                      config.fm, cut_objective, host_movable))
+        elif refiner == FLOWS:
+            host_movable = None if level.fixed is None else keep.get(level.fixed) < 0
+            blocks = keep.put(flow_refine(level.on_host(), keep.get(blocks), k, max_weights, config.epsilon,
+                                          config.flows, cut_objective, host_movable))
     return blocks
 
 
@@ -311,19 +317,27 @@ def v_cycle(input_level: Level, blocks, max_weights, policy: Policy, backends: d
 
 
 def final_refinement(hypergraph: Hypergraph, blocks: np.ndarray, max_weights, policy: Policy, fixed=None):
-    """The policy's last refiner of the input on the host: k-way FM (no label propagation), or pairwise FM
-    where km1 is at least ``pair_fm.min_connectivity`` times the cut (vertices in more than
+    """The policy's last refiners of the input on the host: k-way FM (no label propagation) and flows, or
+    pairwise FM where km1 is at least ``pair_fm.min_connectivity`` times the cut (vertices in more than
     ``pair_fm.max_degree`` nets stay put); else ``blocks`` unchanged."""
     config = policy.config
-    k = config.k
+    k, cut_objective = config.k, config.objective == "cut"
     movable = None if fixed is None else fixed < 0
-    refiner = policy.final_refiner
-    if refiner == HOST_FM:
-        return refine(hypergraph, blocks, k, max_weights, NO_LABEL_PROPAGATION, config.fm,
-                      config.objective == "cut", movable)
-    if refiner != PAIR_FM:
-        return blocks
-    settings = config.pair_fm
+    for refiner in policy.final_refiners:
+        if refiner == HOST_FM:
+            blocks = refine(hypergraph, blocks, k, max_weights, NO_LABEL_PROPAGATION, config.fm, cut_objective,
+                            movable)
+        elif refiner == FLOWS:
+            blocks = flow_refine(hypergraph, blocks, k, max_weights, config.epsilon, config.flows, cut_objective,
+                                 movable)
+        elif refiner == PAIR_FM:
+            blocks = _pairwise_fm(hypergraph, blocks, max_weights, config, movable)
+    return blocks
+
+
+def _pairwise_fm(hypergraph: Hypergraph, blocks: np.ndarray, max_weights, config: PartitionConfig, movable):
+    """Pairwise FM of the input where km1 is at least ``pair_fm.min_connectivity`` times the cut."""
+    k, settings = config.k, config.pair_fm
     metrics = evaluate(hypergraph, blocks, k)  # lambda(e) by bit sets: no pin counts of m * k entries here
     if metrics.cut == 0 or metrics.km1 < settings.min_connectivity * metrics.cut:
         return blocks
@@ -344,7 +358,7 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
     only when ``input_pins``, the size of the input to come, needs them.
     """
-    from .config import CoarseningConfig, CommunityConfig
+    from .config import CoarseningConfig, CommunityConfig, FlowConfig
     from .parallel import all_parallel, runs_serially
 
     started = time.perf_counter()
@@ -352,7 +366,8 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     nets = [rng.choice(400, size=int(rng.integers(2, 6)), replace=False) for _ in range(600)]
     tiny = Hypergraph.from_pin_lists(nets, 400)
     small_levels = CoarseningConfig(contraction_limit_factor=20)
-    tiny_config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels, communities=CommunityConfig())
+    tiny_config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels, communities=CommunityConfig(),
+                              flows=FlowConfig(levels="last"))
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         partition(tiny, config=tiny_config, device=used)
     parallel_drivers = input_pins is None or not runs_serially(input_pins)

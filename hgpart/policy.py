@@ -5,14 +5,15 @@ end. Every size threshold that picks a place or an algorithm lives here (its val
 
 Two paths:
 
-- ``cpu``: every level on the host; label propagation and k-way FM on every level; ``v_cycles`` extra V-cycles.
+- ``cpu``: every level on the host; label propagation and k-way FM on every level, then flow-based refinement
+  where ``flows.levels`` asks; ``v_cycles`` extra V-cycles.
 - ``gpu``: communities are detected on the device unless the input is small; the hierarchy is kept on the
   device; levels of at most ``host_level_max_pins`` pins are coarsened on
   the host (launches would cost more than the work) and their coarse levels go to the device; Jet-style
   rounds refine every level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
   k-way FM also refines, after Jet, every coarser level of at most ``host_fm_level_fraction`` of the input's
   pins (Jet's single moves stall on levels of big nets, FM's move sequences do not), then the input at the
-  end, and the extra V-cycles run; on larger inputs, for km1, pairwise FM ends the run instead, where cut nets
+  end (each followed by flow-based refinement where ``flows.levels`` asks), and the extra V-cycles run; on larger inputs, for km1, pairwise FM ends the run instead, where cut nets
   span many blocks, and the initial portfolio is cut down (``large_input_*``).
 """
 
@@ -29,6 +30,7 @@ LABEL_PROPAGATION_FM = "label propagation + FM"  # the host's refiners, on host 
 JET = "jet"                                       # Jet-style rounds where the level is kept
 HOST_FM = "host FM"                               # k-way FM on the host after Jet (no label propagation)
 PAIR_FM = "pairwise FM"                           # 2-way FM on block pairs, on the host, at the end
+FLOWS = "flows"                                   # flow-based refinement of block pairs, on the host
 
 
 @dataclass(frozen=True)
@@ -89,12 +91,19 @@ class Policy:
             config = replace(config, fm=replace(config.fm, min_improvement=policy.initial_fm_min_improvement))
         return config
 
-    def level_refiners(self, level_pins: int) -> tuple:
-        """The refiners of a level of ``level_pins`` pins, in order (the input's last refiner is
-        :meth:`final_refiner`)."""
+    def level_refiners(self, level_pins: int, is_input: bool = False) -> tuple:
+        """The refiners of a level of ``level_pins`` pins (``is_input``: the input level of a V-cycle), in
+        order (the GPU path's last refiners of the input are :meth:`final_refiners`)."""
         if self.path == "cpu":
-            return (LABEL_PROPAGATION_FM,)
-        return (JET, HOST_FM) if self.host_fm_on_level(level_pins) else (JET,)
+            return (LABEL_PROPAGATION_FM, FLOWS) if self.flows_on_level(is_input) else (LABEL_PROPAGATION_FM,)
+        if not self.host_fm_on_level(level_pins):
+            return (JET,)
+        return (JET, HOST_FM, FLOWS) if self.flows_on_level(is_input) else (JET, HOST_FM)
+
+    def flows_on_level(self, is_input: bool) -> bool:
+        """Whether flow-based refinement runs on a level (on the GPU path only where the host refines)."""
+        levels = self.config.flows.levels
+        return levels == "all" or (levels == "input" and is_input)
 
     def host_fm_on_level(self, level_pins: int) -> bool:
         """GPU path: whether the host's k-way FM refines a coarser level of ``level_pins`` pins after Jet."""
@@ -114,13 +123,18 @@ class Policy:
         return self.config.policy.v_cycles
 
     @property
-    def final_refiner(self) -> str | None:
-        """What refines the input once more on the host at the end: k-way FM (GPU path, small inputs),
-        pairwise FM (GPU path, large inputs, km1; it checks the connectivity itself), or nothing."""
-        if self.path != "gpu" or not self.config.policy.host_fm:
-            return None
+    def final_refiners(self) -> tuple:
+        """What refines the input once more on the host at the end: k-way FM (GPU path, small inputs) and flows
+        (wherever ``flows.levels`` is not ``none``: on the CPU path only for ``last``, the others having run on
+        the input level already), pairwise FM (GPU path, large inputs, km1; it checks the connectivity
+        itself), or nothing."""
+        flows = self.config.flows.levels
+        if self.path == "cpu":
+            return (FLOWS,) if flows == "last" else ()
+        if not self.config.policy.host_fm:
+            return ()
         if self.small_input:
-            return HOST_FM
+            return (HOST_FM,) if flows == "none" else (HOST_FM, FLOWS)
         if self.config.objective == "cut" or not self.config.pair_fm.sweeps:
-            return None
-        return PAIR_FM
+            return ()
+        return (PAIR_FM,)

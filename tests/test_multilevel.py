@@ -10,7 +10,7 @@ import pytest
 
 from hgpart import generate
 from hgpart.backends import HostBackend, backends_for
-from hgpart.config import CommunityConfig, choose_communities, make_config
+from hgpart.config import CommunityConfig, FlowConfig, choose_communities, make_config
 from hgpart.io import read_hypergraph
 from hgpart.metrics import evaluate, max_block_weight
 from hgpart.multilevel import Level, final_refinement, gpu_path_on_cpu, partition, v_cycle
@@ -28,6 +28,24 @@ def with_policy(config, **settings):
     return replace(config, policy=replace(config.policy, **settings))
 
 
+def test_the_policy_runs_flows_where_their_levels_say():
+    def policy(levels, path="cpu", pins=100):
+        return Policy(make_config(8, flows=FlowConfig(levels=levels)), path, pins)
+
+    assert policy("none").final_refiners == () and policy("none").level_refiners(100, True) == ("label propagation + FM",)
+    assert policy("last").final_refiners == ("flows",) and "flows" not in policy("last").level_refiners(100, True)
+    assert policy("input").level_refiners(100, True)[-1] == "flows" and policy("input").final_refiners == ()
+    assert "flows" not in policy("input").level_refiners(100, False)
+    assert policy("all").level_refiners(100, False)[-1] == "flows"
+    assert policy("none", "gpu", 10_000).final_refiners == ("host FM",)
+    assert policy("all", "gpu", 10_000).level_refiners(100) == ("jet", "host FM", "flows")
+    assert policy("all", "gpu", 3_000_000).final_refiners == ("pairwise FM",)  # large inputs: no flows
+    assert policy("all", "gpu", 3_000_000).level_refiners(100) == ("jet",)
+    assert make_config(8, preset="fast").flows.levels == "none" and make_config(8, preset="quality").flows.levels == "all"
+    with pytest.raises(ValueError, match="unknown flow levels"):
+        FlowConfig(levels="some")
+
+
 def test_the_policy_places_levels_and_refiners_by_size():
     config = make_config(8)
     small, large = Policy(config, "gpu", 1_000_000), Policy(config, "gpu", 3_000_000)
@@ -38,9 +56,9 @@ def test_the_policy_places_levels_and_refiners_by_size():
     assert large.level_refiners(100) == ("jet",)
     assert Policy(config, "cpu", 100).level_refiners(100) == ("label propagation + FM",)
     assert (small.v_cycles, large.v_cycles, Policy(config, "cpu", 10**9).v_cycles) == (1, 0, 1)
-    assert (small.final_refiner, large.final_refiner) == ("host FM", "pairwise FM")
-    assert Policy(replace(config, objective="cut"), "gpu", 3_000_000).final_refiner is None
-    assert Policy(config, "cpu", 100).final_refiner is None
+    assert (small.final_refiners, large.final_refiners) == (("host FM", "flows"), ("pairwise FM",))
+    assert Policy(replace(config, objective="cut"), "gpu", 3_000_000).final_refiners == ()
+    assert Policy(config, "cpu", 100).final_refiners == ("flows",)
     assert large.initial_config(1000).initial.fm_candidates == config.policy.large_input_fm_candidates
     assert small.initial_config(1000) == config
     assert (small.communities_on, Policy(config, "gpu", 300_000).communities_on) == (DEVICE, HOST)
@@ -124,7 +142,7 @@ def test_the_gpu_path_on_big_nets_stays_within_reach_of_the_cpu_path():
 def test_the_last_refiner_is_fm_on_small_inputs_only():
     """The GPU path's last step: FM on the host improves a Jet partition of ibm01 (km1 and cut, moves only the
     free vertices) and leaves inputs above device_v_cycle_max_pins pins (without pairwise FM), or host_fm off,
-    alone."""
+    alone; the CPU path's last step, flows, improves it too and is skipped with flows.levels none."""
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
     k = 8
     bounds = bounds_of(hypergraph, k)
@@ -142,7 +160,12 @@ def test_the_last_refiner_is_fm_on_small_inputs_only():
                        pair_fm=replace(config.pair_fm, sweeps=0))]
         for changed in off:
             assert final_refinement(hypergraph, jet, bounds, Policy(changed, "gpu", hypergraph.num_pins), fixed) is jet
-        assert final_refinement(hypergraph, jet, bounds, Policy(config, "cpu", hypergraph.num_pins), fixed) is jet
+        no_flows = replace(config, flows=FlowConfig(levels="none"))
+        assert final_refinement(hypergraph, jet, bounds, Policy(no_flows, "cpu", hypergraph.num_pins), fixed) is jet
+        flowed = final_refinement(hypergraph, jet, bounds, Policy(config, "cpu", hypergraph.num_pins), fixed)
+        after = evaluate(hypergraph, flowed, k, 0.03)
+        assert after.balanced and getattr(after, objective) < getattr(before, objective), objective
+        np.testing.assert_array_equal(flowed[fixed >= 0], fixed[fixed >= 0])
 
 
 def test_the_last_refiner_of_large_inputs_is_pairwise_where_nets_span_many_blocks():

@@ -1,0 +1,489 @@
+"""Flow-based refinement: minimum cuts of regions around the cut between two blocks (numba).
+
+T. Heuer, P. Sanders and S. Schlag, "Network Flow-Based Refinement for Multilevel Hypergraph Partitioning",
+SEA 2018 (KaHyPar-MF), and its parallel k-way scheme in L. Gottesbüren, T. Heuer, P. Sanders and S. Schlag,
+"Scalable Shared-Memory Hypergraph Partitioning", ALENEX 2021 (Mt-KaHyPar):
+
+* For a pair of blocks (a, b), a **region** grows by breadth-first search from the vertices of the nets cut
+  between a and b, inside each block, at most ``max_distance`` hops from the cut and at most as heavy as the
+  other block can take: ``(1 + alpha * epsilon) * perfect - c(other block)``.
+* The region's **flow network** is Lawler's expansion (E. L. Lawler, "Cutsets and partitions of hypergraphs",
+  Networks 3, 1973): a net e becomes two nodes e_in -> e_out joined by an arc of capacity w(e); each region
+  pin v has arcs v -> e_in and e_out -> v of infinite capacity; the source stands for block a's vertices
+  outside the region (source -> e_in where e has one), the sink for block b's (e_out -> sink). A minimum
+  cut then cuts nets, not pins, and its capacity is the weight of the nets it cuts. A net with one region
+  pin v is an arc source -> v or v -> sink of capacity w(e) instead, one whose only pins in a and b are two
+  region pins an edge of capacity w(e) in both directions (graphs, binary clauses); a net with fewer pins
+  in a and b, or with pins outside the region on both sides, is left out.
+* Of the two minimum cuts (closest to the source, closest to the sink), the more balanced one that keeps
+  both blocks within their bounds replaces the region's sides if it cuts less than before; an improvement
+  is followed by another region around the new cut; a better but unbalanced cut halves alpha.
+
+Why a pair's network measures km1 exactly: a net's km1 term counts its blocks; moving vertices between a
+and b changes only whether the net has pins in a and in b, which adds 1 to lambda(e) - 1 exactly when it
+has both, that is, when the 2-way net on its pins in a and b is cut. For the cut objective a net with a pin
+in a third block is cut whatever a and b do, so it is left out.
+
+Pairs of blocks are taken in rounds, heaviest cut first, in batches of disjoint pairs on parallel threads:
+disjoint pairs never read what the other changes, so the result is the same on any number of threads. A
+pair is taken again in a later round only once its cut weight has changed since it last gained nothing.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..config import FlowConfig
+from ..hypergraph import scatter_sum
+from .max_flow import INFINITE, max_flow, residual_graph, sink_side, source_side
+
+NO_CHANGE, IMPROVED, UNBALANCED = 0, 1, 2
+
+
+@numba.njit(cache=True, nogil=True)
+def _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, partition, movable,
+                 blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance, queue, region):
+    """Breadth-first search from ``seeds`` inside each of the two ``blocks`` (int[2]); a vertex joins the
+    region while its side's weight stays within ``limits[side]``, and its neighbours are visited while it is
+    fewer than ``max_distance`` hops from a seed. Nets of more than ``max_net_size`` pins are not followed;
+    fixed vertices never join. Marks members with ``mark[v] = stamp``; returns their count in ``region``."""
+    count = 0
+    for side in range(2):
+        block = blocks[side]
+        head, tail = 0, 0
+        for v in seeds:
+            if partition[v] == block and mark[v] != stamp and movable[v]:
+                mark[v] = -stamp  # queued
+                distance[v] = 0
+                queue[tail] = v
+                tail += 1
+        weight = 0
+        while head < tail:
+            v = queue[head]
+            head += 1
+            if weight + vertex_weights[v] > limits[side]:
+                continue
+            weight += vertex_weights[v]
+            mark[v] = stamp
+            region[count] = v
+            count += 1
+            if distance[v] >= max_distance:
+                continue
+            for i in range(vertex_offsets[v], vertex_offsets[v + 1]):
+                e = incident_nets[i]
+                if net_offsets[e + 1] - net_offsets[e] > max_net_size:
+                    continue
+                for p in range(net_offsets[e], net_offsets[e + 1]):
+                    u = pin_vertices[p]
+                    if partition[u] == block and mark[u] != stamp and mark[u] != -stamp and movable[u]:
+                        mark[u] = -stamp
+                        distance[u] = distance[v] + 1
+                        queue[tail] = u
+                        tail += 1
+    return count
+
+
+@numba.njit(cache=True, inline="always")
+def _add_arc(tails, heads, capacities, arc, tail, head, capacity):
+    tails[arc], heads[arc], capacities[arc] = tail, head, capacity
+    return arc + 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _region_network(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, blocks,
+                    region, count, stamp, mark, node_of, net_mark, touched, cut_objective):
+    """Lawler's network of a region (see the module's docstring). Returns (num_nodes, tails, heads,
+    capacities, the weight of the network's nets cut now, the number of touched nets in ``touched``); node 0
+    is the source, 1 the sink, ``node_of[v]`` (2..) each region vertex."""
+    a, b = blocks[0], blocks[1]
+    for i in range(count):
+        node_of[region[i]] = 2 + i
+    touched_count = 0
+    for i in range(count):
+        v = region[i]
+        for j in range(vertex_offsets[v], vertex_offsets[v + 1]):
+            e = incident_nets[j]
+            if net_mark[e] != stamp:
+                net_mark[e] = stamp
+                touched[touched_count] = e
+                touched_count += 1
+    arcs = 0
+    kept = 0
+    flags = np.zeros(touched_count, dtype=np.int64)  # 1 a net's two nodes, 2 a source pin, 4 a sink pin, 8 an edge
+    for t in range(touched_count):
+        e = touched[t]
+        region_pins, source_pins, sink_pins, other = 0, 0, 0, False
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            u = pin_vertices[p]
+            if mark[u] == stamp:
+                region_pins += 1
+            elif partition[u] == a:
+                source_pins += 1
+            elif partition[u] == b:
+                sink_pins += 1
+            else:
+                other = True
+        if region_pins + source_pins + sink_pins < 2 or (source_pins > 0 and sink_pins > 0) or (
+                cut_objective and other):
+            continue  # never cut, or cut whatever the region does
+        flags[t] = (2 if source_pins > 0 else 0) | (4 if sink_pins > 0 else 0)
+        if region_pins == 1 or (region_pins == 2 and source_pins + sink_pins == 0):  # an arc or an edge
+            flags[t] |= 8
+            arcs += 2 if region_pins == 2 else 1
+        else:
+            flags[t] |= 1
+            arcs += 1 + 2 * region_pins + (1 if source_pins > 0 else 0) + (1 if sink_pins > 0 else 0)
+            kept += 1
+    num_nodes = 2 + count + 2 * kept
+    tails = np.empty(arcs, dtype=np.int64)
+    heads = np.empty(arcs, dtype=np.int64)
+    capacities = np.empty(arcs, dtype=np.int64)
+    arc = 0
+    net_node = 2 + count
+    cut_now = 0
+    for t in range(touched_count):
+        if flags[t] == 0:
+            continue
+        e = touched[t]
+        w = net_weights[e]
+        edge = (flags[t] & 8) != 0
+        if edge:  # the first region pin stands for the net
+            net_in, net_out, terminal_capacity = -1, -1, w
+        else:
+            net_in, net_out, terminal_capacity = net_node, net_node + 1, INFINITE
+            net_node += 2
+            arc = _add_arc(tails, heads, capacities, arc, net_in, net_out, w)
+        has_a, has_b = (flags[t] & 2) != 0, (flags[t] & 4) != 0
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            u = pin_vertices[p]
+            if mark[u] != stamp:
+                continue
+            has_a = has_a or partition[u] == a
+            has_b = has_b or partition[u] == b
+            v = node_of[u]
+            if edge and net_in < 0:
+                net_in, net_out = v, v
+            elif edge:
+                arc = _add_arc(tails, heads, capacities, arc, net_in, v, w)
+                arc = _add_arc(tails, heads, capacities, arc, v, net_in, w)
+            else:
+                arc = _add_arc(tails, heads, capacities, arc, v, net_in, INFINITE)
+                arc = _add_arc(tails, heads, capacities, arc, net_out, v, INFINITE)
+        if flags[t] & 2:
+            arc = _add_arc(tails, heads, capacities, arc, 0, net_in, terminal_capacity)
+        if flags[t] & 4:
+            arc = _add_arc(tails, heads, capacities, arc, net_out, 1, terminal_capacity)
+        if has_a and has_b:
+            cut_now += w
+    return num_nodes, tails, heads, capacities, cut_now, touched_count
+
+
+@numba.njit(cache=True, nogil=True)
+def _cut_between(e, a, b, net_offsets, pin_vertices, partition):
+    """Whether net e has pins in both block a and block b."""
+    has_a, has_b = False, False
+    for p in range(net_offsets[e], net_offsets[e + 1]):
+        block = partition[pin_vertices[p]]
+        has_a = has_a or block == a
+        has_b = has_b or block == b
+        if has_a and has_b:
+            return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamp, mark):
+    """The pins in a or b of ``nets`` cut between a and b (nets of at most ``max_net_size`` pins), in net
+    order, each once (``mark`` set to ``stamp``); returns (vertices, the nets still cut)."""
+    count = 0
+    for e in nets:
+        if net_offsets[e + 1] - net_offsets[e] <= max_net_size:
+            count += net_offsets[e + 1] - net_offsets[e]
+    seeds = np.empty(count, dtype=np.int64)
+    still_cut = np.empty(nets.shape[0], dtype=np.int64)
+    count, cut = 0, 0
+    for e in nets:
+        if net_offsets[e + 1] - net_offsets[e] > max_net_size or not _cut_between(e, a, b, net_offsets,
+                                                                                  pin_vertices, partition):
+            continue
+        still_cut[cut] = e
+        cut += 1
+        for p in range(net_offsets[e], net_offsets[e + 1]):
+            v = pin_vertices[p]
+            if (partition[v] == a or partition[v] == b) and mark[v] != stamp:
+                mark[v] = stamp
+                seeds[count] = v
+                count += 1
+    return seeds[:count], still_cut[:cut]
+
+
+@numba.njit(cache=True, nogil=True)
+def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha, max_distance,
+                max_net_size, workspace):
+    """Flow refinement between blocks a and b, from the nets ``nets`` (int64[]) cut between them; updates
+    ``partition`` and ``block_weights`` in place and returns the objective's improvement (>= 0).
+
+    ``workspace`` is (stamp int64[1], mark int64[n], node_of int64[n], distance int64[n], queue int64[n],
+    region int64[n], net_mark int64[m], touched int64[m]), shared by the calls of one thread."""
+    stamp_box, mark, node_of, distance, queue, region, net_mark, touched = workspace
+    blocks = np.array([a, b], dtype=np.int64)
+    limits = np.zeros(2, dtype=np.int64)
+    gained = 0
+    while alpha >= 1.0:
+        stamp_box[0] += 1
+        seeds, nets = _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamp_box[0],
+                                mark)
+        if nets.shape[0] == 0:
+            break
+        for side in range(2):
+            other = blocks[1 - side]
+            perfect = max_block_weights[other] / (1.0 + epsilon)
+            limits[side] = max(0, np.int64((1.0 + alpha * epsilon) * perfect) - block_weights[other])
+        stamp_box[0] += 1
+        stamp = stamp_box[0]
+        count = _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, partition,
+                             movable, blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance,
+                             queue, region)
+        if count == 0:
+            break
+        num_nodes, tails, heads, capacities, cut_now, touched_count = _region_network(
+            net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, blocks, region, count,
+            stamp, mark, node_of, net_mark, touched, cut_objective)
+        offsets, targets, residual, reverse = residual_graph(num_nodes, tails, heads, capacities)
+        flow = max_flow(offsets, targets, residual, reverse, 0, 1)
+        if flow >= cut_now:
+            break  # a smaller region has no smaller cut
+        outcome = _apply_better_side(a, b, region, count, offsets, targets, residual, reverse, vertex_weights,
+                                     partition, block_weights, max_block_weights)
+        if outcome == UNBALANCED:
+            alpha /= 2.0
+            continue
+        gained += cut_now - flow
+        merged = np.concatenate((nets, touched[:touched_count]))  # the cut can only have moved to these
+        nets = np.unique(merged)
+    return gained
+
+
+@numba.njit(cache=True, nogil=True)
+def _apply_better_side(a, b, region, count, offsets, targets, residual, reverse, vertex_weights, partition,
+                       block_weights, max_block_weights):
+    """Of the minimum cuts closest to the source and to the sink, apply the more balanced one that keeps
+    both blocks within their bounds (IMPROVED), or none (UNBALANCED)."""
+    reached = source_side(offsets, targets, residual, reverse, 0)
+    reaching = sink_side(offsets, targets, residual, reverse, 1)
+    region_a, region_b = 0, 0
+    to_a_source, to_a_sink = 0, 0  # weight on a's side under each cut
+    for i in range(count):
+        v = region[i]
+        w = vertex_weights[v]
+        if partition[v] == a:
+            region_a += w
+        else:
+            region_b += w
+        if reached[2 + i]:
+            to_a_source += w
+        if not reaching[2 + i]:
+            to_a_sink += w
+    base_a, base_b = block_weights[a] - region_a, block_weights[b] - region_b
+    total = region_a + region_b
+    best, best_load = -1, np.inf
+    for choice in range(2):
+        weight_a = base_a + (to_a_source if choice == 0 else to_a_sink)
+        weight_b = base_b + total - (to_a_source if choice == 0 else to_a_sink)
+        if weight_a <= max_block_weights[a] and weight_b <= max_block_weights[b]:
+            load = max(weight_a / max(max_block_weights[a], 1), weight_b / max(max_block_weights[b], 1))
+            if load < best_load:
+                best, best_load = choice, load
+    if best < 0:
+        return UNBALANCED
+    moved_to_a = 0
+    for i in range(count):
+        v = region[i]
+        goes_to_a = reached[2 + i] if best == 0 else not reaching[2 + i]
+        partition[v] = a if goes_to_a else b
+        if goes_to_a:
+            moved_to_a += vertex_weights[v]
+    block_weights[a] = base_a + moved_to_a
+    block_weights[b] = base_b + total - moved_to_a
+    return IMPROVED
+
+
+@numba.njit(cache=True, nogil=True)
+def _blocks_of_net(e, net_offsets, pin_vertices, partition, seen, stamp, distinct):
+    """The distinct blocks of net e's pins into ``distinct``; returns their count."""
+    found = 0
+    for p in range(net_offsets[e], net_offsets[e + 1]):
+        block = partition[pin_vertices[p]]
+        if seen[block] != stamp:
+            seen[block] = stamp
+            distinct[found] = block
+            found += 1
+    return found
+
+
+@numba.njit(cache=True, nogil=True)
+def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, nets,
+                     fill):
+    """For each net of at most ``max_net_size`` pins and each pair a * k + b (a < b) of its blocks: count it
+    into ``offsets[pair + 1]`` and ``weights[pair]`` (``nets`` empty), or store it at ``nets[fill[pair]]``."""
+    seen = np.full(k, -1, dtype=np.int64)
+    distinct = np.empty(k, dtype=np.int64)
+    for e in range(net_offsets.shape[0] - 1):
+        if net_offsets[e + 1] - net_offsets[e] > max_net_size:
+            continue
+        found = _blocks_of_net(e, net_offsets, pin_vertices, partition, seen, e, distinct)
+        for x in range(found):
+            for y in range(found):
+                if distinct[x] < distinct[y]:
+                    pair = distinct[x] * k + distinct[y]
+                    if nets.shape[0] == 0:
+                        offsets[pair + 1] += 1
+                        weights[pair] += net_weights[e]
+                    else:
+                        nets[fill[pair]] = e
+                        fill[pair] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size):
+    """The nets cut between each pair of blocks (nets of at most ``max_net_size`` pins), in net order: CSR
+    over pairs a * k + b (a < b), offsets int64[k * k + 1] and nets int64[]; and the pairs' cut weights
+    int64[k * k]."""
+    offsets = np.zeros(k * k + 1, dtype=np.int64)
+    weights = np.zeros(k * k, dtype=np.int64)
+    no_nets = np.empty(0, dtype=np.int64)
+    _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, no_nets,
+                     no_nets)
+    for i in range(k * k):
+        offsets[i + 1] += offsets[i]
+    nets = np.empty(offsets[k * k], dtype=np.int64)
+    if nets.shape[0]:
+        _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, nets,
+                         offsets[:-1].copy())
+    return offsets, nets, weights
+
+
+@numba.njit(cache=True, parallel=True)
+def _refine_pairs(batch, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                  vertex_weights, partition, block_weights, max_block_weights, k, movable, cut_objective, epsilon,
+                  alpha, max_distance, max_net_size, stamps, marks, nodes_of, distances, queues, regions, net_marks,
+                  touched):
+    """:func:`refine_pair` on each pair of ``batch`` (int64[], pairs a * k + b of disjoint blocks), on parallel
+    threads, each with its row of the workspaces; returns the gains (int64[len(batch)])."""
+    gains = np.zeros(batch.shape[0], dtype=np.int64)
+    threads = stamps.shape[0]
+    for t in numba.prange(threads):
+        workspace = (stamps[t], marks[t], nodes_of[t], distances[t], queues[t], regions[t], net_marks[t],
+                     touched[t])
+        for j in range(t, batch.shape[0], threads):
+            pair = batch[j]
+            gains[j] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
+                                   pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                                   block_weights, max_block_weights, movable, cut_objective, epsilon, alpha,
+                                   max_distance, max_net_size, workspace)
+    return gains
+
+
+@numba.njit(cache=True, nogil=True)
+def _disjoint_batches(pairs, k):
+    """Split ``pairs`` (int64[], in order) into batches of pairs with disjoint blocks, greedily in order: a
+    pair joins the first batch after the last one that holds one of its blocks. Returns (the pairs in batch
+    order, the batches' offsets)."""
+    batch_of = np.empty(pairs.shape[0], dtype=np.int64)
+    last_batch = np.full(k, -1, dtype=np.int64)
+    batches = 0
+    for i in range(pairs.shape[0]):
+        a, b = pairs[i] // k, pairs[i] % k
+        batch_of[i] = max(last_batch[a], last_batch[b]) + 1
+        last_batch[a] = batch_of[i]
+        last_batch[b] = batch_of[i]
+        batches = max(batches, batch_of[i] + 1)
+    order = np.argsort(batch_of, kind="mergesort")
+    offsets = np.zeros(batches + 1, dtype=np.int64)
+    for i in range(pairs.shape[0]):
+        offsets[batch_of[i] + 1] += 1
+    for i in range(batches):
+        offsets[i + 1] += offsets[i]
+    return pairs[order], offsets
+
+
+@numba.njit(cache=True, nogil=True)
+def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                block_weights, max_block_weights, k, movable, cut_objective, epsilon, alpha, max_distance,
+                max_net_size, rounds, min_improvement, objective, threads):
+    """Rounds of :func:`refine_pair` over the pairs of blocks with a cut between them, heaviest cut first, in
+    batches of disjoint pairs on ``threads`` threads (the result does not depend on their number). A pair is
+    taken again only once its cut weight has changed since it last gained nothing; rounds stop once one
+    improves ``objective`` (its value before) by less than ``min_improvement`` of it. ``partition`` and
+    ``block_weights`` are updated in place; returns the total improvement."""
+    n = vertex_offsets.shape[0] - 1
+    m = net_offsets.shape[0] - 1
+    stamps = np.zeros((threads, 1), dtype=np.int64)
+    marks, nodes_of = np.zeros((threads, n), dtype=np.int64), np.zeros((threads, n), dtype=np.int64)
+    distances, queues = np.zeros((threads, n), dtype=np.int64), np.zeros((threads, n), dtype=np.int64)
+    regions = np.zeros((threads, n), dtype=np.int64)
+    net_marks, touched = np.zeros((threads, m), dtype=np.int64), np.zeros((threads, m), dtype=np.int64)
+    unchanged_since = np.full(k * k, -1, dtype=np.int64)  # a pair's cut weight when it last gained nothing
+    total = 0
+    for _ in range(rounds):
+        offsets, nets, weights = pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
+        order = np.argsort(-weights, kind="mergesort")
+        wanted = np.zeros(order.shape[0], dtype=np.bool_)
+        for i in range(order.shape[0]):
+            wanted[i] = weights[order[i]] > 0 and weights[order[i]] != unchanged_since[order[i]]
+        pairs, batches = _disjoint_batches(order[wanted], k)
+        gained = 0
+        for i in range(batches.shape[0] - 1):
+            batch = pairs[batches[i]:batches[i + 1]]
+            gains = _refine_pairs(batch, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                  net_weights, vertex_weights, partition, block_weights, max_block_weights, k,
+                                  movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps, marks,
+                                  nodes_of, distances, queues, regions, net_marks, touched)
+            for j in range(batch.shape[0]):
+                gained += gains[j]
+                unchanged_since[batch[j]] = weights[batch[j]] if gains[j] == 0 else -1
+        total += gained
+        if gained <= min_improvement * max(objective - total + gained, 1):
+            break
+    return total
+
+
+def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: FlowConfig = FlowConfig(),
+                cut_objective: bool = False, movable=None) -> np.ndarray:
+    """Flow-based refinement of a k-way partition (host arrays); returns the refined partition (a new int32[n]
+    array), never worse in the objective and within ``max_block_weights`` where the input was.
+
+    Parameters
+    ----------
+    hypergraph : Hypergraph
+    partition : int32[n]
+    k : int
+    max_block_weights : int64[k]
+    epsilon : float
+        The imbalance behind ``max_block_weights`` (it scales the regions).
+    config : FlowConfig
+    cut_objective : bool
+        Minimise the cut instead of km1.
+    movable : bool[n] or None
+        False for fixed vertices.
+    """
+    from ..metrics import evaluate
+
+    h = hypergraph
+    partition = np.array(partition, dtype=np.int32)
+    if k < 2 or h.num_nets == 0:
+        return partition
+    movable = np.ones(h.num_vertices, dtype=np.bool_) if movable is None else np.asarray(movable, dtype=np.bool_)
+    max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
+    block_weights = scatter_sum(partition, h.vertex_weights, k).astype(np.int64)
+    metrics = evaluate(h, partition, k)
+    objective = metrics.cut if cut_objective else metrics.km1
+    if objective == 0:
+        return partition
+    flow_rounds(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights.astype(np.int64),
+                h.vertex_weights.astype(np.int64), partition, block_weights, max_block_weights, k, movable,
+                cut_objective, float(epsilon), float(config.alpha), config.max_distance, config.max_net_size,
+                config.rounds, float(config.min_improvement), int(objective), numba.get_num_threads())
+    return partition
