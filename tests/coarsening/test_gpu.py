@@ -402,22 +402,24 @@ def test_gpu_code_in_the_simulator():
     tiny = "tests/coarsening/test_gpu.py::test_device_path_on_a_tiny_instance_equals_cpu"
     rebalancer = "tests/refinement/test_gpu.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
     afterburners = "tests/refinement/test_gpu.py::test_both_afterburners_keep_the_models_moves"
-    halves = {"8 passed": [f"{tiny}[False]", "tests/cuda/test_cudasim.py", f"{rebalancer}[False]",
-                           "tests/test_multilevel.py::test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin",
-                           "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[False]",
-                           "tests/cuda/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
-                           f"{afterburners}[False]",
-                           "tests/refinement/test_gpu.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
-                           "neighbourhoods"],
-              "10 passed": [f"{tiny}[True]", "tests/graphs/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
-                           f"{rebalancer}[True]", f"{afterburners}[True]",
+    halves = {"10 passed": [f"{tiny}[False]", "tests/cuda/test_cudasim.py", f"{rebalancer}[False]",
+                            f"{rebalancer}[True]",
+                            "tests/test_multilevel.py::test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin",
+                            "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[False]",
+                            "tests/cuda/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
+                            f"{afterburners}[False]",
+                            "tests/refinement/test_gpu.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
+                            "neighbourhoods",
+                            "tests/graphs/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"],
+              "8 passed": [f"{tiny}[True]", "tests/graphs/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+                           f"{afterburners}[True]",
                            "tests/coarsening/test_gpu.py::test_counting_sort_by_small_key_is_a_stable_argsort",
                            "tests/coarsening/test_gpu.py::test_shared_tables_sum_large_scores_exactly",
                            "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[True]",
                            "tests/graphs/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
-                           "tests/graphs/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin",
                            "tests/preprocessing/test_communities.py::test_gpu_communities_equal_the_cpu_twin"]}
-    with tempfile.TemporaryDirectory() as folder:  # two processes side by side: the simulator uses one core
+    # two processes side by side (the simulator uses one core), their tests split so that both take about as long
+    with tempfile.TemporaryDirectory() as folder:
         processes = {}
         for index, (expected, tests) in enumerate(halves.items()):
             output = open(os.path.join(folder, f"{index}.log"), "w+")
