@@ -192,9 +192,8 @@ class FlowConfig:
         V-cycle); ``all`` (every level of each V-cycle). The GPU path runs it only where the host refines.
     alpha : float
         A region may be as heavy as (1 + alpha * epsilon) times the perfect block weight less the other
-        block's weight; halved when the region's minimum cut is unbalanced. The default preset's 8 and 2
-        rounds, once at the end, cost a quarter of its time; the quality preset's 16 and 4 rounds on every
-        level quadruple it (docs/tuning.md, "Flow-based refinement").
+        block's weight; halved when the region's minimum cut is unbalanced. The presets' values trade km1
+        for time as docs/tuning.md, "Flow-based refinement", measured.
     max_distance : int
         Region vertices are at most this many hops from a vertex of a cut net (Mt-KaHyPar's 2).
     max_net_size : int

@@ -272,11 +272,12 @@ def uncoarsen(hierarchy: Hierarchy, blocks, max_weights, policy: Policy, keep):
 
 def refine_level(level: Level, blocks, is_input: bool, max_weights, policy: Policy, keep):
     """The policy's refiners on one level, in order: label propagation and FM (host levels), Jet-style rounds
-    where the level is kept (a level over the bound is rebalanced first), the host's FM after Jet, flows on
-    the host."""
+    where the level is kept (a level over the bound is rebalanced first), then the host's FM and flows after
+    Jet, which take the blocks to the host once for both."""
     config = policy.config
     k, cut_objective = config.k, config.objective == "cut"
     movable = None if level.fixed is None else level.fixed < 0
+    host_blocks = None  # the blocks on the host while host refiners run after Jet
     for refiner in policy.level_refiners(level.hypergraph.num_pins, is_input):
         if refiner == LABEL_PROPAGATION_FM:
             blocks = refine(level.hypergraph, blocks, k, max_weights, config.label_propagation, config.fm,
@@ -286,15 +287,17 @@ def refine_level(level: Level, blocks, is_input: bool, max_weights, policy: Poli
                 blocks = keep.rebalance(level.hypergraph, blocks, k, max_weights, cut_objective, movable)
             blocks = keep.jet(level.hypergraph, blocks, k, max_weights, config.jet.rounds, cut_objective, movable,
                               policy.jet_tolerance(is_input))
-        elif refiner == HOST_FM:
-            host_movable = None if level.fixed is None else keep.get(level.fixed) < 0
-            blocks = keep.put(refine(level.on_host(), keep.get(blocks), k, max_weights, NO_LABEL_PROPAGATION,
-                                     config.fm, cut_objective, host_movable))
-        elif refiner == FLOWS:
-            host_movable = None if level.fixed is None else keep.get(level.fixed) < 0
-            blocks = keep.put(flow_refine(level.on_host(), keep.get(blocks), k, max_weights, config.epsilon,
-                                          config.flows, cut_objective, host_movable))
-    return blocks
+        else:
+            if host_blocks is None:
+                host_blocks = keep.get(blocks)
+                host_movable = None if level.fixed is None else keep.get(level.fixed) < 0
+            if refiner == HOST_FM:
+                host_blocks = refine(level.on_host(), host_blocks, k, max_weights, NO_LABEL_PROPAGATION, config.fm,
+                                     cut_objective, host_movable)
+            elif refiner == FLOWS:
+                host_blocks = flow_refine(level.on_host(), host_blocks, k, max_weights, config.epsilon, config.flows,
+                                          cut_objective, host_movable)
+    return blocks if host_blocks is None else keep.put(host_blocks)
 
 
 def v_cycle(input_level: Level, blocks, max_weights, policy: Policy, backends: dict, fixed=None, communities=None):
@@ -349,14 +352,15 @@ def _pairwise_fm(hypergraph: Hypergraph, blocks: np.ndarray, max_weights, config
     return blocks
 
 
-def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None = None) -> float:
+def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None = None, flows: bool = True) -> float:
     """Compile (or load from numba's cache) the kernels a partition on ``device`` needs, on tiny inputs;
     returns seconds. The CLI calls this first so that the phase times it reports are run time, not JIT time.
 
     The GPU path also partitions ``long_tailed(5000)``: its hubs reach the kernels for vertices of many nets,
     which a small random input never does. The parallel drivers, which only levels of
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
-    only when ``input_pins``, the size of the input to come, needs them.
+    only when ``input_pins``, the size of the input to come, needs them, and flow-based refinement only with
+    ``flows`` (a partition whose preset runs it).
     """
     from .config import CoarseningConfig, CommunityConfig, FlowConfig
     from .parallel import all_parallel, runs_serially
@@ -367,7 +371,7 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     tiny = Hypergraph.from_pin_lists(nets, 400)
     small_levels = CoarseningConfig(contraction_limit_factor=20)
     tiny_config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels, communities=CommunityConfig(),
-                              flows=FlowConfig(levels="last"))
+                              flows=FlowConfig(levels="last" if flows else "none"))
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         partition(tiny, config=tiny_config, device=used)
     parallel_drivers = input_pins is None or not runs_serially(input_pins)

@@ -13,8 +13,9 @@ Two paths:
   rounds refine every level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
   k-way FM also refines, after Jet, every coarser level of at most ``host_fm_level_fraction`` of the input's
   pins (Jet's single moves stall on levels of big nets, FM's move sequences do not), then the input at the
-  end (each followed by flow-based refinement where ``flows.levels`` asks), and the extra V-cycles run; on larger inputs, for km1, pairwise FM ends the run instead, where cut nets
-  span many blocks, and the initial portfolio is cut down (``large_input_*``).
+  end (each followed by flow-based refinement where ``flows.levels`` asks), and the extra V-cycles run; on
+  larger inputs, for km1, pairwise FM ends the run instead, where cut nets span many blocks, and the initial
+  portfolio is cut down (``large_input_*``).
 """
 
 from __future__ import annotations

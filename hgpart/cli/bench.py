@@ -95,6 +95,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     from ..bench.report import save_report
     from ..bench.runner import cell_table, comparison, run_bench
     from ..bench.runner import suite as suite_files
+    from ..config import make_config
     from ..multilevel import warm_up
 
     ks = int_list(k_list)
@@ -108,7 +109,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     if not paths:
         raise InputError("no instances: give FILES, or --suite small (data/) or shared (../shared/data)")
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
-    jit_seconds = warm_up(objective, device_used)
+    jit_seconds = warm_up(objective, device_used, flows=make_config(2, preset=preset).flows.levels != "none")
     variants = {("hgpart" if index == 0 else f"hgpart:{name}"): coarsening_config(name, max_rated_net_size)
                 for index, name in enumerate(part.strip() for part in rating.split(","))}
     devices = ["gpu", "cpu"] if device_used == "gpu" else ["cpu"]  # the GPU run is "hgpart", the CPU path beside it

@@ -48,7 +48,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
-    jit_seconds = warm_up(objective, device_used, hypergraph.num_pins)
+    jit_seconds = warm_up(objective, device_used, hypergraph.num_pins, config.flows.levels != "none")
     result = run_partition(hypergraph, fixed=fixed, config=config, device=device if device == "auto" else device_used)
     if result.device != device_used:  # auto, and the GPU ran out of memory: a warning, silenced only by -q
         Reporter(quiet).log(f"note: {result.note}")
@@ -92,7 +92,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, communities, rating, max_
 
     reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     hypergraph = read_hypergraph(file, file_format, model)
-    jit_seconds = warm_up(input_pins=hypergraph.num_pins)
+    jit_seconds = warm_up(input_pins=hypergraph.num_pins, flows=False)
     config = coarsening_config(rating, max_rated_net_size)
     detect = choose_communities(CommunityConfig(), communities)
     hierarchy = run_coarsen(hypergraph, k, config, epsilon, max_levels=levels, device=device_used,
