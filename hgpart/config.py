@@ -204,8 +204,8 @@ class FlowConfig:
         Rounds stop after one that improves the objective by less than this fraction.
     """
 
-    levels: str = "last"
-    alpha: float = 8.0
+    levels: str = "all"
+    alpha: float = 16.0
     max_distance: int = 2
     max_net_size: int = 1000
     rounds: int = 2
@@ -246,7 +246,7 @@ class PolicyConfig:
         passes stop after one that improves the objective by less than this fraction.
     """
 
-    v_cycles: int = 1
+    v_cycles: int = 0
     host_communities_max_pins: int = 300_000
     host_level_max_pins: int = 30_000
     device_v_cycle_max_pins: int = 2_000_000
@@ -383,7 +383,7 @@ PRESETS = {
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
     "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=20, fm_candidates=80),
-                    flows=FlowConfig(levels="all", alpha=16.0, rounds=4),
+                    flows=FlowConfig(rounds=4),
                     label_propagation=LabelPropagationConfig(rounds=8),
                     fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
                     policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=UNBOUNDED, large_input_fm_candidates=20,

@@ -52,13 +52,16 @@ def test_the_policy_places_levels_and_refiners_by_size():
     assert Policy(config, "cpu", 10**9).coarsened_on(10**9) == HOST
     assert small.coarsened_on(30_000) == HOST and small.coarsened_on(30_001) == DEVICE
     assert Policy(config, "cpu", 1).levels_kept == HOST and small.levels_kept == DEVICE
-    assert small.level_refiners(500_000) == ("jet", "host FM") and small.level_refiners(500_001) == ("jet",)
+    assert small.level_refiners(500_000) == ("jet", "host FM", "flows") and small.level_refiners(500_001) == ("jet",)
     assert large.level_refiners(100) == ("jet",)
-    assert Policy(config, "cpu", 100).level_refiners(100) == ("label propagation + FM",)
-    assert (small.v_cycles, large.v_cycles, Policy(config, "cpu", 10**9).v_cycles) == (1, 0, 1)
+    assert Policy(config, "cpu", 100).level_refiners(100) == ("label propagation + FM", "flows")
+    assert (small.v_cycles, large.v_cycles, Policy(config, "cpu", 10**9).v_cycles) == (0, 0, 0)  # the default
+    cycled = with_policy(config, v_cycles=1)
+    assert [Policy(cycled, path, pins).v_cycles for path, pins in (("gpu", 1_000_000), ("gpu", 3_000_000),
+                                                                     ("cpu", 10**9))] == [1, 0, 1]
     assert (small.final_refiners, large.final_refiners) == (("host FM", "flows"), ("pairwise FM",))
     assert Policy(replace(config, objective="cut"), "gpu", 3_000_000).final_refiners == ()
-    assert Policy(config, "cpu", 100).final_refiners == ("flows",)
+    assert Policy(config, "cpu", 100).final_refiners == ()  # flows ran on every level, the input's included
     assert large.initial_config(1000).initial.fm_candidates == config.policy.large_input_fm_candidates
     assert small.initial_config(1000) == config
     assert (small.communities_on, Policy(config, "gpu", 300_000).communities_on) == (DEVICE, HOST)
@@ -142,7 +145,8 @@ def test_the_gpu_path_on_big_nets_stays_within_reach_of_the_cpu_path():
 def test_the_last_refiner_is_fm_on_small_inputs_only():
     """The GPU path's last step: FM on the host improves a Jet partition of ibm01 (km1 and cut, moves only the
     free vertices) and leaves inputs above device_v_cycle_max_pins pins (without pairwise FM), or host_fm off,
-    alone; the CPU path's last step, flows, improves it too and is skipped with flows.levels none."""
+    alone; the CPU path's last step, flows with flows.levels last, improves it too and is skipped with the other
+    levels (none, or all: the default, which has run them on the input level already)."""
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
     k = 8
     bounds = bounds_of(hypergraph, k)
@@ -162,7 +166,9 @@ def test_the_last_refiner_is_fm_on_small_inputs_only():
             assert final_refinement(hypergraph, jet, bounds, Policy(changed, "gpu", hypergraph.num_pins), fixed) is jet
         no_flows = replace(config, flows=FlowConfig(levels="none"))
         assert final_refinement(hypergraph, jet, bounds, Policy(no_flows, "cpu", hypergraph.num_pins), fixed) is jet
-        flowed = final_refinement(hypergraph, jet, bounds, Policy(config, "cpu", hypergraph.num_pins), fixed)
+        last = replace(config, flows=replace(config.flows, levels="last"))
+        assert final_refinement(hypergraph, jet, bounds, Policy(config, "cpu", hypergraph.num_pins), fixed) is jet
+        flowed = final_refinement(hypergraph, jet, bounds, Policy(last, "cpu", hypergraph.num_pins), fixed)
         after = evaluate(hypergraph, flowed, k, 0.03)
         assert after.balanced and getattr(after, objective) < getattr(before, objective), objective
         np.testing.assert_array_equal(flowed[fixed >= 0], fixed[fixed >= 0])
