@@ -335,7 +335,7 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
 
     monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)
     monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
-    monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda objective="km1", device="cpu", input_pins=None, flows=True: 0.0)
+    monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda *args, **kwargs: 0.0)
     monkeypatch.setattr(hgpart.multilevel, "_v_cycles", exhausted)
     monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: None)
     monkeypatch.setattr("hgpart.cuda.arrays.reset_device_memory_peak", lambda: None)
