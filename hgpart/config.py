@@ -318,8 +318,8 @@ class CommunityConfig:
         Detect communities and keep coarsening inside them (for k >= ``min_k`` and inputs of at most
         ``max_pins`` pins).
     min_k : int
-        Communities only for this many blocks or more: at k = 2 they cost km1 on the benchmark set, at k >= 4
-        they gain (docs/tuning.md, "Community detection").
+        Communities only for this many blocks or more (docs/tuning.md, "Community detection": with flows on
+        every level they pay at k = 2 as well, as they do in Mt-KaHyPar).
     max_pins : int
         Communities only for inputs of at most this many pins: above, on the large generated classes, they
         cost the GPU path time for no gain in km1 (docs/tuning.md, "communities.max_pins").
@@ -335,7 +335,7 @@ class CommunityConfig:
     """
 
     detect: bool = True
-    min_k: int = 4
+    min_k: int = 2
     max_pins: int = 2_000_000
     edge_weights: str = "hybrid"
     density_threshold: float = 0.75

@@ -70,7 +70,8 @@ def test_the_policy_places_levels_and_refiners_by_size():
     forced = replace(config, communities=choose_communities(config.communities, True))
     assert Policy(forced, "gpu", 10**9).communities_on == DEVICE
     assert Policy(make_config(8, preset="quality"), "cpu", 10**9).communities_on == HOST
-    assert Policy(make_config(2), "gpu", 1_000_000).communities_on is None  # k below min_k
+    assert Policy(make_config(2), "gpu", 1_000_000).communities_on == DEVICE  # at k = 2 too, by default
+    assert Policy(make_config(2, communities=CommunityConfig(min_k=4)), "gpu", 1_000_000).communities_on is None
     assert Policy(make_config(8, communities=CommunityConfig(detect=False)), "cpu", 1).communities_on is None
     with pytest.raises(ValueError):
         Policy(config, "tpu", 1)

@@ -171,7 +171,7 @@ def test_partition_honours_fixed_vertices(tmp_path):
 
 
 def test_partition_and_coarsen_report_their_communities(tmp_path):
-    """Community detection is on by default for k >= 4 (off in the fast preset); --no-communities /
+    """Community detection is on by default (off in the fast preset); --no-communities /
     --communities override the preset and k; the summary and --json give their number and seconds."""
     from hgpart.preprocessing.communities import detect_communities
 
@@ -194,7 +194,7 @@ def test_partition_and_coarsen_report_their_communities(tmp_path):
     alone = json.loads(run("coarsen", SAT, "-k", 8, "--json", "--no-communities").stdout)
     assert coarsened["communities"] == expected and coarsened["community_seconds"] > 0
     assert alone["communities"] is None and alone["levels"] != coarsened["levels"]
-    assert json.loads(run("coarsen", SAT, "--json").stdout)["communities"] is None  # k = 2
+    assert json.loads(run("coarsen", SAT, "--json").stdout)["communities"] == expected  # k = 2 too
 
 
 def test_coarsen_levels_and_out_dir(tmp_path):

@@ -101,7 +101,8 @@ def test_coarsening_never_merges_across_communities():
     np.testing.assert_array_equal(per_cluster[mapping], communities)
     plain = coarsen(hypergraph, 8, CoarseningConfig())
     assert plain.communities is None
-    assert coarsen(hypergraph, 2, CoarseningConfig(), detect_communities=CommunityConfig()).communities is None
+    assert coarsen(hypergraph, 2, CoarseningConfig(), detect_communities=CommunityConfig()).communities is not None
+    assert coarsen(hypergraph, 2, CoarseningConfig(), detect_communities=CommunityConfig(min_k=4)).communities is None
     assert not np.array_equal(plain.levels[1].hypergraph.vertex_weights, hierarchy.levels[1].hypergraph.vertex_weights)
 
 
@@ -116,9 +117,9 @@ def test_partition_reports_its_communities_and_stays_balanced():
     assert not np.array_equal(with_communities.partition, without.partition)
     again = partition(hypergraph, 4, device="cpu")
     np.testing.assert_array_equal(again.partition, with_communities.partition)
-    assert partition(hypergraph, 2, device="cpu").communities is None  # min_k = 4
-    forced = make_config(2, communities=CommunityConfig(min_k=1))
-    assert partition(hypergraph, config=forced, device="cpu").communities == with_communities.communities
+    assert partition(hypergraph, 2, device="cpu").communities == with_communities.communities  # min_k = 2
+    above = make_config(2, communities=CommunityConfig(min_k=4))
+    assert partition(hypergraph, config=above, device="cpu").communities is None
 
 
 def test_isolated_vertices_and_single_pin_nets():
