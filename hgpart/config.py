@@ -88,7 +88,10 @@ class InitialConfig:
         Threads for the portfolio's runs and the two halves of each bisection (0: numba's thread count).
     rating_budget : int
         A bisection coarsens its sub-problem first only while one rating round (the sum of |e|^2) stays within
-        this many pin visits.
+        this many pin visits, or the sub-problem has at most ``always_coarsen_pins`` pins.
+    always_coarsen_pins : int
+        Sub-problems of at most this many pins are coarsened whatever their rating costs (docs/tuning.md,
+        "initial.rating_budget").
     """
 
     runs: int = 5
@@ -98,6 +101,7 @@ class InitialConfig:
     pins_per_thread: int = 50_000
     recursion_threads: int = 0
     rating_budget: int = 4_000_000
+    always_coarsen_pins: int = 1_000_000
 
 
 @dataclass(frozen=True)

@@ -81,13 +81,15 @@ def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_s
                       config: PartitionConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
     """Bisection of a sub-problem the multilevel way: coarsen it to 160 * 2 vertices, run the portfolio
     there (on ``workers`` threads), then project and refine (label propagation, 2-way FM) level by level.
-    A sub-problem whose rating would cost more than ``config.initial.rating_budget`` pin visits
-    (:func:`..coarsening.similarity.rating_work`) is not coarsened. int32[n] sides."""
+    A sub-problem of more than ``config.initial.always_coarsen_pins`` pins whose rating would cost more than
+    ``config.initial.rating_budget`` pin visits (:func:`..coarsening.similarity.rating_work`) is not
+    coarsened. int32[n] sides."""
     from ..coarsening import coarsen
     from ..coarsening.similarity import rating_work
     from ..refinement import refine
 
-    if rating_work(hypergraph, config.coarsening.max_rated_net_size) > config.initial.rating_budget:
+    if (hypergraph.num_pins > config.initial.always_coarsen_pins
+            and rating_work(hypergraph, config.coarsening.max_rated_net_size) > config.initial.rating_budget):
         return bisect(hypergraph, max_weights, target0, fixed_side, seed, config.initial, config.label_propagation,
                       config.fm, cut_objective, workers)
     total = hypergraph.total_vertex_weight

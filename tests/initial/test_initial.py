@@ -131,8 +131,9 @@ def test_sub_hypergraph_of_a_sub_hypergraph_is_the_one_induced_directly(seed, sp
 
 
 def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
-    """multilevel_bisect coarsens its sub-problem only while a rating round (sum of |e|^2 over rated nets)
-    fits InitialConfig.rating_budget; above it the portfolio runs on the sub-problem itself."""
+    """multilevel_bisect coarsens its sub-problem while a rating round (sum of |e|^2 over rated nets) fits
+    InitialConfig.rating_budget or the sub-problem has at most always_coarsen_pins pins; otherwise the
+    portfolio runs on the sub-problem itself."""
     from dataclasses import replace
 
     import hgpart.coarsening as coarsening
@@ -149,9 +150,12 @@ def test_bisections_skip_coarsening_above_the_rating_budget(monkeypatch):
     config = make_config(4, 0.03, "km1", 0)
     bound = max_block_weight(hypergraph.total_vertex_weight, 4, 0.03)
     whole = int((sizes ** 2).sum())
-    for budget, coarsened in ((10**9, 3), (whole - 1, 2), (0, 0)):  # 3 bisections: the whole, then its halves
+    pins = hypergraph.num_pins
+    # 3 bisections: the whole, then its halves (fewer pins each)
+    for budget, small, coarsened in ((10**9, 0, 3), (whole - 1, 0, 2), (0, 0, 0), (0, pins, 3), (0, pins - 1, 2)):
         calls.clear()
-        budgeted = replace(config, initial=replace(config.initial, rating_budget=budget, recursion_threads=1))
+        budgeted = replace(config, initial=replace(config.initial, rating_budget=budget, always_coarsen_pins=small,
+                                                   recursion_threads=1))
         blocks = recursive.initial_partition(hypergraph, 4, 0.03, budgeted, False, 0)
         assert len(calls) == coarsened
         assert np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=4).max() <= bound
