@@ -121,7 +121,7 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
         Vertices fixed to different blocks never merge.
     communities : bool, optional
         Detect communities of the star expansion first and never merge across them (default: as the
-        partitioner does, on inputs of at most 2M pins).
+        partitioner does, on inputs of at most 2M pins that are not mesh graphs).
     device : {"auto", "cpu", "gpu"}
 
     Returns
@@ -135,9 +135,11 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
     >>> import hgpart, networkx as nx
     >>> hierarchy = hgpart.coarsen(nx.grid_2d_graph(60, 60), k=2, device="cpu")
     >>> [row["vertices"] for row in hierarchy.summary()]
-    [3600, 1440, 576]
+    [3600, 1440, 576, 379]
     >>> hierarchy.coarsest.hypergraph.num_vertices
-    386
+    375
+    >>> hierarchy.communities is None  # a mesh graph: no communities, as in Mt-KaHyPar
+    True
     """
     from .coarsening import coarsen as run
     from .config import CoarseningConfig, CommunityConfig, choose_communities

@@ -70,14 +70,15 @@ class CoarseningConfig:
 @dataclass(frozen=True)
 class InitialConfig:
     """Initial partitioning of the coarsest level: recursive multilevel bisection with a portfolio of flat
-    bipartitioners (random, BFS, greedy growing, label propagation), each run refined.
+    bipartitioners (random, BFS, greedy growing by the FM and by the max-net gain, label propagation), each
+    run refined.
 
     Attributes
     ----------
     runs : int
         Runs of each algorithm per bisection.
     algorithms : tuple of str
-        The portfolio's algorithms.
+        The portfolio's algorithms (docs/tuning.md, "Greedy growing by the max-net gain").
     fm_candidates : int
         The best this many runs are refined by 2-way FM; the best result wins.
     pin_budget : int
@@ -94,8 +95,8 @@ class InitialConfig:
         "initial.rating_budget").
     """
 
-    runs: int = 5
-    algorithms: tuple = ("random", "bfs", "greedy", "label-propagation")
+    runs: int = 4
+    algorithms: tuple = ("random", "bfs", "greedy", "label-propagation", "greedy-max-net")
     fm_candidates: int = 20
     pin_budget: int = 4_000_000
     pins_per_thread: int = 50_000
@@ -319,14 +320,18 @@ class CommunityConfig:
     Attributes
     ----------
     detect : bool
-        Detect communities and keep coarsening inside them (for k >= ``min_k`` and inputs of at most
-        ``max_pins`` pins).
+        Detect communities and keep coarsening inside them (for k >= ``min_k``, inputs of at most
+        ``max_pins`` pins, and not on mesh graphs where ``skip_mesh_graphs``).
     min_k : int
         Communities only for this many blocks or more (docs/tuning.md, "Community detection": with flows on
         every level they pay at k = 2 as well, as they do in Mt-KaHyPar).
     max_pins : int
         Communities only for inputs of at most this many pins: above, on the large generated classes, they
         cost the GPU path time for no gain in km1 (docs/tuning.md, "communities.max_pins").
+    skip_mesh_graphs : bool
+        No communities on mesh graphs (:func:`hgpart.preprocessing.communities.is_mesh_graph`: every net has two
+        pins and the degrees are even), as Mt-KaHyPar leaves them out: there a community splits into a handful
+        of coarse vertices that a good bisection cannot cut through (docs/tuning.md, "Communities on mesh graphs").
     edge_weights : str
         Star-expansion edge weights (:mod:`hgpart.preprocessing.common`): ``hybrid`` (``degree`` below
         ``density_threshold`` nets per vertex, else ``uniform``), ``uniform``, ``non-uniform`` or ``degree``.
@@ -341,23 +346,26 @@ class CommunityConfig:
     detect: bool = True
     min_k: int = 2
     max_pins: int = 2_000_000
+    skip_mesh_graphs: bool = True
     edge_weights: str = "hybrid"
     density_threshold: float = 0.75
     max_net_size: int = 1000
     clustering: ClusterConfig = field(default_factory=lambda: ClusterConfig(move_rounds=8, cycles=1, tries=1,
                                                                             ensemble_rounds=0))
 
-    def wanted(self, k: int, pins: int) -> bool:
-        """Whether communities are detected for ``k`` blocks of an input of ``pins`` pins."""
-        return self.detect and k >= self.min_k and pins <= self.max_pins
+    def wanted(self, k: int, pins: int, mesh_graph: bool = False) -> bool:
+        """Whether communities are detected for ``k`` blocks of an input of ``pins`` pins (``mesh_graph``:
+        whether the input is one)."""
+        return (self.detect and k >= self.min_k and pins <= self.max_pins
+                and not (mesh_graph and self.skip_mesh_graphs))
 
 
 def choose_communities(communities: CommunityConfig, choice: bool | None) -> CommunityConfig:
     """``communities`` as an explicit choice (``--communities/--no-communities``) makes it: None keeps it,
-    True detects them for every k and input size, False never."""
+    True detects them for every k, input size and kind of input, False never."""
     if choice is None:
         return communities
-    return replace(communities, detect=choice, min_k=1, max_pins=UNBOUNDED)
+    return replace(communities, detect=choice, min_k=1, max_pins=UNBOUNDED, skip_mesh_graphs=False)
 
 
 @dataclass(frozen=True)
@@ -386,7 +394,7 @@ PRESETS = {
                  initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
-    "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=20, fm_candidates=80),
+    "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=16, fm_candidates=80),
                     flows=FlowConfig(rounds=4),
                     label_propagation=LabelPropagationConfig(rounds=8),
                     fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),

@@ -25,7 +25,7 @@ from .errors import DeviceMemoryError, InfeasibleError, InputError
 from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
-from .preprocessing.communities import detect_communities
+from .preprocessing.communities import detect_communities, is_mesh_graph
 from .policy import DEVICE, FLOWS, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
 from .refinement import rebalance_partition, refine
 from .refinement.flows import flow_refine
@@ -184,7 +184,7 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
     if k == 1 or hypergraph.num_vertices == 0:
         result = np.zeros(hypergraph.num_vertices, dtype=np.int32)
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
-    policy = Policy(config, path, hypergraph.num_pins)
+    policy = Policy(config, path, hypergraph.num_pins, is_mesh_graph(hypergraph))
     on_device = path == "gpu" and not twin
     memory = DeviceMemory(hypergraph, k) if on_device else nullcontext()
     with memory:

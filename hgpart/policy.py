@@ -43,11 +43,14 @@ class Policy:
     config : PartitionConfig
     path : str
     input_pins : int
+    mesh_graph : bool
+        Whether the input is a mesh graph (:func:`hgpart.preprocessing.communities.is_mesh_graph`).
     """
 
     config: PartitionConfig
     path: str
     input_pins: int
+    mesh_graph: bool = False
 
     def __post_init__(self):
         if self.path not in PATHS:
@@ -66,9 +69,9 @@ class Policy:
     @property
     def communities_on(self) -> str | None:
         """Where the communities are detected: None when they are not (off, k below ``min_k``, an input of more
-        than ``max_pins`` pins); on the GPU path the host for inputs of at most ``host_communities_max_pins``
-        pins (its twin gives the same labels, sooner there), else the device."""
-        if not self.config.communities.wanted(self.config.k, self.input_pins):
+        than ``max_pins`` pins, a mesh graph); on the GPU path the host for inputs of at most
+        ``host_communities_max_pins`` pins (its twin gives the same labels, sooner there), else the device."""
+        if not self.config.communities.wanted(self.config.k, self.input_pins, self.mesh_graph):
             return None
         if self.path == "gpu" and self.input_pins > self.config.policy.host_communities_max_pins:
             return DEVICE

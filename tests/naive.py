@@ -59,12 +59,13 @@ def best_partition_naive(num_vertices, nets, net_weights, vertex_weights, k, eps
     return best
 
 
-def greedy_growing_naive(num_vertices, nets, net_weights, vertex_weights, fixed_side, target0, order):
+def greedy_growing_naive(num_vertices, nets, net_weights, vertex_weights, fixed_side, target0, order, max_net=False):
     """Greedy hypergraph growing by its definition: side 0 starts with the vertices fixed there; while it
     weighs less than target0, move to it the frontier vertex (a free side-1 pin of a net of a moved vertex)
     of the largest gain, ties to the smaller id; an empty frontier takes the next free side-1 vertex of
     ``order``. Gains are recomputed from scratch: sum over nets e of v with |e| >= 2 of
-    w(e) ([e has no other pin on side 1] - [e has no pin on side 0])."""
+    w(e) ([e has no other pin on side 1] - [e has no pin on side 0]); with ``max_net``, of w(e) [e has a pin
+    on side 0]."""
     side = [0 if fixed == 0 else 1 for fixed in fixed_side]
     weight0 = sum(w for v, w in enumerate(vertex_weights) if side[v] == 0)
     nets_of = [[] for _ in range(num_vertices)]
@@ -80,7 +81,10 @@ def greedy_growing_naive(num_vertices, nets, net_weights, vertex_weights, fixed_
                 continue
             on_one = sum(1 for u in pins if side[u] == 1)
             on_zero = len(pins) - on_one
-            total += net_weights[e] * ((on_one == 1) - (on_zero == 0))
+            if max_net:
+                total += net_weights[e] * (on_zero > 0)
+            else:
+                total += net_weights[e] * ((on_one == 1) - (on_zero == 0))
         return total
 
     frontier, next_start = set(), 0

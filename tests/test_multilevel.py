@@ -73,6 +73,8 @@ def test_the_policy_places_levels_and_refiners_by_size():
     assert Policy(make_config(2), "gpu", 1_000_000).communities_on == DEVICE  # at k = 2 too, by default
     assert Policy(make_config(2, communities=CommunityConfig(min_k=4)), "gpu", 1_000_000).communities_on is None
     assert Policy(make_config(8, communities=CommunityConfig(detect=False)), "cpu", 1).communities_on is None
+    assert Policy(config, "cpu", 100, mesh_graph=True).communities_on is None  # as Mt-KaHyPar
+    assert Policy(forced, "cpu", 100, mesh_graph=True).communities_on == HOST
     with pytest.raises(ValueError):
         Policy(config, "tpu", 1)
 

@@ -87,8 +87,8 @@ def communities_option(command):
     """--communities/--no-communities: community detection before coarsening (default: the preset's)."""
     return click.option("--communities/--no-communities", "communities", default=None,
                         help="Find communities of the star expansion (modularity clustering) and never coarsen "
-                             "across them. Default: on for inputs of at most 2M pins (off in the fast preset, any "
-                             "size in the quality preset).")(command)
+                             "across them. Default: on for inputs of at most 2M pins that are not mesh graphs (off in "
+                             "the fast preset, any size in the quality preset).")(command)
 
 
 def with_communities(config, communities: bool | None):

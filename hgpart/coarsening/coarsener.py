@@ -207,12 +207,12 @@ def coarsen(hypergraph: Hypergraph, k: int, config: CoarseningConfig = Coarsenin
         (:meth:`~hgpart.config.CommunityConfig.wanted`); they are kept in the hierarchy's ``communities``.
     """
     from ..config import PolicyConfig
-    from ..preprocessing.communities import detect_communities as detect
+    from ..preprocessing.communities import detect_communities as detect, is_mesh_graph
     from .backends import DEVICE_COARSENING, HOST_COARSENING
 
     found = None
     detect_now = (communities is None and detect_communities is not None
-                  and detect_communities.wanted(k, hypergraph.num_pins))
+                  and detect_communities.wanted(k, hypergraph.num_pins, is_mesh_graph(hypergraph)))
     if device != "gpu":
         if detect_now:
             found = detect(hypergraph, detect_communities, "cpu")

@@ -100,7 +100,7 @@ def _heap_key(gain, v, n, scale):
 
 @numba.njit(cache=True, nogil=True)
 def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                     fixed_side, target0, seed, cut_objective):
+                     fixed_side, target0, seed, cut_objective, max_net=False):
     """Greedy hypergraph growing: move the vertex of the frontier (the free side-1 pins of nets that side 0
     has reached) with the best gain from side 1 to side 0, ties to the smaller id, until side 0 reaches its
     target weight; starts from a random vertex (and again after a component is used up).
@@ -109,6 +109,11 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     a net's pins only when the net is reached for the first time or its counts cross the thresholds that
     change a free side-1 pin's gain (Phi(e, 0) = 0, Phi(e, 1) = 2), so a growth costs O(pins), not a rescan of
     every neighbour's nets at every move. For k = 2, km1 and cut coincide (``cut_objective`` is not used).
+
+    With ``max_net`` the gain is instead the weight of the vertex's nets that side 0 already holds (the
+    max-net gain of Schlag's greedy hypergraph growing, as KaHyPar's portfolio runs it beside the FM gain):
+    growth follows the nets side 0 has entered, whatever it costs on side 1. A net adds its weight to its
+    side-1 pins when side 0 first reaches it.
     """
     np.random.seed(seed)
     n = vertex_weights.shape[0]
@@ -120,8 +125,13 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     gains = np.zeros(n, dtype=np.int64)  # exact gain of moving each free side-1 vertex to side 0
     for v in range(n):
         if partition[v] == 1 and fixed_side[v] < 0:
-            gains[v] = initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                    pin_counts)
+            if max_net:
+                for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+                    if pin_counts[2 * incident_nets[q]] > 0:
+                        gains[v] += net_weights[incident_nets[q]]
+            else:
+                gains[v] = initial_gain(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                        pin_counts)
     scale = _key_scale(net_weights, vertex_offsets, incident_nets)
     heap = np.empty(max(n, 1), dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
@@ -154,7 +164,7 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
             delta = np.int64(0)   # the same for every other free pin of e, all of them on side 1
             if counted and in_target == 0:
                 delta += net_weights[e]
-            if counted and in_source == 2:  # the one left on side 1 would take e off that side
+            if counted and in_source == 2 and not max_net:  # the one left on side 1 would take e off that side
                 delta += net_weights[e]
             for p in range(net_offsets[e], net_offsets[e + 1]):
                 x = pin_vertices[p]

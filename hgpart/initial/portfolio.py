@@ -15,7 +15,7 @@ from ..refinement.refiner import _rebalance, refine_serial
 from .bisection import bfs_bisection, greedy_bisection, label_propagation_bisection, random_bisection
 
 
-ALGORITHMS = ("random", "bfs", "greedy", "label-propagation")
+ALGORITHMS = ("random", "bfs", "greedy", "label-propagation", "greedy-max-net")
 
 
 @numba.njit(cache=True, nogil=True)
@@ -29,9 +29,9 @@ def _portfolio_run(algorithm, net_offsets, pin_vertices, vertex_offsets, inciden
     elif algorithm == 1:
         partition = bfs_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights,
                                   fixed_side, target0, seed)
-    elif algorithm == 2:
+    elif algorithm == 2 or algorithm == 4:
         partition = greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                                     vertex_weights, fixed_side, target0, seed, cut_objective)
+                                     vertex_weights, fixed_side, target0, seed, cut_objective, algorithm == 4)
     else:
         partition = label_propagation_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets,
                                                 net_weights, vertex_weights, fixed_side, target0, seed)
@@ -142,8 +142,10 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     if None in codes:
         raise ValueError(f"unknown initial partitioning algorithm {config.algorithms[codes.index(None)]!r}")
 
-    run_seeds = np.array([(seed * 7919 + run * 104729 + 17) % (2**31 - 1) for run in range(runs * len(codes))],
-                         dtype=np.int64)
+    # run i is repetition i // len(codes) of algorithm codes[i % len(codes)]; its seed depends on that pair
+    # only, so adding an algorithm to the portfolio leaves the other algorithms' runs as they were
+    run_seeds = np.array([(seed * 7919 + (run // len(codes)) * 104729 + codes[run % len(codes)] * 1299709 + 17)
+                          % (2**31 - 1) for run in range(runs * len(codes))], dtype=np.int64)
     if workers <= 1 or h.num_pins < config.pins_per_thread:
         return _portfolio_serial(np.array(codes, dtype=np.int64), run_seeds, h.net_offsets, h.pin_vertices,
                                  h.vertex_offsets, h.incident_nets, h.net_weights, h.vertex_weights, fixed_side,

@@ -20,6 +20,22 @@ from ..hypergraph import Hypergraph
 from .common import WEIGHTINGS, weighting_code
 
 
+def is_mesh_graph(hypergraph: Hypergraph) -> bool:
+    """Whether ``hypergraph`` is a mesh graph in Mt-KaHyPar's sense (its preprocessing skips community detection
+    there): every net has two pins, the vertex degrees' standard deviation is at most half their mean, and at
+    most one vertex in a thousand has more than four times the mean degree. The two graphs of ``../shared/data``
+    (4elt, fe_body) are; its SAT, circuit and matrix hypergraphs are not."""
+    if hypergraph.num_nets == 0 or hypergraph.num_vertices == 0:
+        return False
+    if not np.all(np.diff(hypergraph.net_offsets) == 2):
+        return False
+    degrees = np.diff(hypergraph.vertex_offsets).astype(np.float64)
+    mean = degrees.mean()
+    if degrees.std() > mean / 2:
+        return False
+    return int(np.count_nonzero(degrees > 4 * mean)) <= hypergraph.num_vertices // 1000
+
+
 @dataclass
 class Communities:
     """The communities of a hypergraph's vertices.

@@ -19,10 +19,10 @@ from ..naive import greedy_growing_naive, label_propagation_bisection_naive
 
 
 @pytest.mark.parametrize("seed", range(16))
-@pytest.mark.parametrize("algorithm", ["greedy", "label-propagation"])
+@pytest.mark.parametrize("algorithm", ["greedy", "greedy-max-net", "label-propagation"])
 def test_flat_bisections_equal_plain_models(seed, algorithm):
-    """Greedy growing (delta gains, one heap update per vertex and move) and label propagation (per-net
-    counts of assigned pins) against models that recompute every gain and connection from the nets; some
+    """Greedy growing with the FM and the max-net gain (delta gains, one heap update per vertex and move)
+    and label propagation (per-net counts of assigned pins) against models that recompute every gain and connection from the nets; some
     instances have vertices fixed to a side, some several components (restarts)."""
     n = 24
     h, nets = random_hypergraph(seed, n, 10 + seed * 3, max_size=6, weighted=seed % 2 == 1)
@@ -34,10 +34,11 @@ def test_flat_bisections_equal_plain_models(seed, algorithm):
     order = np.random.RandomState(seed).permutation(n)  # numba's np.random.permutation after seed(seed)
     pins = [sorted(int(v) for v in net) for net in nets]
     args = (n, pins, [int(w) for w in h.net_weights], [int(w) for w in h.vertex_weights], fixed_side, target0, order)
-    if algorithm == "greedy":
+    if algorithm.startswith("greedy"):
+        max_net = algorithm == "greedy-max-net"
         got = greedy_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
-                               h.vertex_weights, fixed_side, target0, seed, False)
-        expected = greedy_growing_naive(*args)
+                               h.vertex_weights, fixed_side, target0, seed, False, max_net)
+        expected = greedy_growing_naive(*args, max_net=max_net)
     else:
         got = label_propagation_bisection(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
                                           h.net_weights, h.vertex_weights, fixed_side, target0, seed)
@@ -63,7 +64,7 @@ def test_portfolio_pin_budget_caps_runs_and_fm(monkeypatch):
     monkeypatch.setattr(portfolio, "_portfolio_serial", counting)
     half = hypergraph.total_vertex_weight // 2
     fixed_side = np.full(hypergraph.num_vertices, -1, dtype=np.int32)
-    for budget, runs, fm_runs in ((10**9, 3 * 4, 6), (hypergraph.num_pins * 5, 4, 4), (1, 4, 1)):
+    for budget, runs, fm_runs in ((10**9, 3 * 5, 6), (hypergraph.num_pins * 5, 5, 5), (1, 5, 1)):
         calls.clear()
         config = InitialConfig(runs=3, fm_candidates=6, pin_budget=budget)
         sides = portfolio.bisect(hypergraph, [half + 500, half + 500], half, fixed_side, 0, config,

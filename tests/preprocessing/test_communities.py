@@ -9,11 +9,11 @@ import scipy.sparse as sp
 
 from hgpart import Hypergraph, generate
 from hgpart.coarsening import coarsen
-from hgpart.config import CoarseningConfig, CommunityConfig, make_config
+from hgpart.config import CoarseningConfig, CommunityConfig, choose_communities, make_config
 from hgpart.io import read_hypergraph
 from hgpart.multilevel import partition
 from hgpart.preprocessing.common import DEGREE, NON_UNIFORM, UNIFORM, weighting_code
-from hgpart.preprocessing.communities import detect_communities
+from hgpart.preprocessing.communities import detect_communities, is_mesh_graph
 from hgpart.preprocessing.host import star_expansion
 
 from ..conftest import DATA
@@ -120,6 +120,41 @@ def test_partition_reports_its_communities_and_stays_balanced():
     assert partition(hypergraph, 2, device="cpu").communities == with_communities.communities  # min_k = 2
     above = make_config(2, communities=CommunityConfig(min_k=4))
     assert partition(hypergraph, config=above, device="cpu").communities is None
+
+
+def _mesh_by_networkx(graph: nx.Graph) -> bool:
+    """Mt-KaHyPar's mesh test by its definition, on networkx's degrees."""
+    degrees = np.array([d for _, d in graph.degree()], dtype=float)
+    mean = degrees.mean()
+    return bool(np.sqrt(((degrees - mean) ** 2).mean()) <= mean / 2
+                and sum(d > 4 * mean for d in degrees) <= graph.number_of_nodes() // 1000)
+
+
+@pytest.mark.parametrize("graph, mesh", [
+    (nx.grid_2d_graph(30, 40), True),
+    (nx.triangular_lattice_graph(20, 30), True),
+    (nx.star_graph(50), False),
+    (nx.barabasi_albert_graph(2000, 3, seed=1), False),
+    (nx.random_regular_graph(4, 3000, seed=2), True),
+])
+def test_mesh_graphs_are_found_as_mt_kahypar_finds_them(graph, mesh):
+    graph = nx.convert_node_labels_to_integers(graph)
+    hypergraph = Hypergraph.from_pin_lists([[u, v] for u, v in graph.edges()], graph.number_of_nodes())
+    assert is_mesh_graph(hypergraph) == _mesh_by_networkx(graph) == mesh
+
+
+def test_no_communities_on_mesh_graphs_unless_asked():
+    """A grid graph is a mesh graph: partition and coarsen detect no communities there by default, but do when
+    asked; a net of three pins makes it a hypergraph, with communities again."""
+    grid = nx.convert_node_labels_to_integers(nx.grid_2d_graph(40, 40))
+    edges = [[u, v] for u, v in grid.edges()]
+    mesh = Hypergraph.from_pin_lists(edges, 1600)
+    assert partition(mesh, 4, device="cpu").communities is None
+    assert coarsen(mesh, 4, CoarseningConfig(), detect_communities=CommunityConfig()).communities is None
+    asked = make_config(4, communities=choose_communities(CommunityConfig(), True))
+    assert partition(mesh, config=asked, device="cpu").communities > 1
+    not_a_graph = Hypergraph.from_pin_lists(edges + [[0, 1, 2]], 1600)
+    assert not is_mesh_graph(not_a_graph) and partition(not_a_graph, 4, device="cpu").communities > 1
 
 
 def test_isolated_vertices_and_single_pin_nets():
