@@ -330,8 +330,9 @@ class CommunityConfig:
         cost the GPU path time for no gain in km1 (docs/tuning.md, "communities.max_pins").
     skip_mesh_graphs : bool
         No communities on mesh graphs (:func:`hgpart.preprocessing.communities.is_mesh_graph`: every net has two
-        pins and the degrees are even), as Mt-KaHyPar leaves them out: there a community splits into a handful
-        of coarse vertices that a good bisection cannot cut through (docs/tuning.md, "Communities on mesh graphs").
+        pins and the degrees vary little), as Mt-KaHyPar leaves them out: there a community splits into a
+        handful of coarse vertices that a good bisection cannot cut through (docs/tuning.md,
+        "communities.skip_mesh_graphs").
     edge_weights : str
         Star-expansion edge weights (:mod:`hgpart.preprocessing.common`): ``hybrid`` (``degree`` below
         ``density_threshold`` nets per vertex, else ``uniform``), ``uniform``, ``non-uniform`` or ``degree``.

@@ -111,9 +111,10 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     every neighbour's nets at every move. For k = 2, km1 and cut coincide (``cut_objective`` is not used).
 
     With ``max_net`` the gain is instead the weight of the vertex's nets that side 0 already holds (the
-    max-net gain of Schlag's greedy hypergraph growing, as KaHyPar's portfolio runs it beside the FM gain):
-    growth follows the nets side 0 has entered, whatever it costs on side 1. A net adds its weight to its
-    side-1 pins when side 0 first reaches it.
+    max-net gain of greedy hypergraph growing in KaHyPar's initial partitioning, S. Schlag et al., "k-way
+    Hypergraph Partitioning via n-Level Recursive Bisection", ALENEX 2016, which Mt-KaHyPar's portfolio runs
+    beside the FM gain): growth follows the nets side 0 has entered, whatever it costs on side 1. A net adds
+    its weight to its side-1 pins when side 0 first reaches it.
     """
     np.random.seed(seed)
     n = vertex_weights.shape[0]
