@@ -22,8 +22,8 @@ from ..naive import greedy_growing_naive, label_propagation_bisection_naive
 @pytest.mark.parametrize("algorithm", ["greedy", "greedy-max-net", "label-propagation"])
 def test_flat_bisections_equal_plain_models(seed, algorithm):
     """Greedy growing with the FM and the max-net gain (delta gains, one heap update per vertex and move)
-    and label propagation (per-net counts of assigned pins) against models that recompute every gain and connection from the nets; some
-    instances have vertices fixed to a side, some several components (restarts)."""
+    and label propagation (per-net counts of assigned pins) against models that recompute every gain and
+    connection from the nets; some instances have vertices fixed to a side, some several components (restarts)."""
     n = 24
     h, nets = random_hypergraph(seed, n, 10 + seed * 3, max_size=6, weighted=seed % 2 == 1)
     rng = np.random.default_rng(seed + 100)
