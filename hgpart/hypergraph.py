@@ -58,7 +58,7 @@ def _sort_dedup_segments(offsets, values):
     for s in numba.prange(num_segments):
         begin, end = offsets[s], offsets[s + 1]
         if end - begin > 32:
-            work[begin:end] = np.sort(work[begin:end])
+            work[begin:end].sort()
         else:  # insertion sort in place: np.sort allocates, which dominates for short segments
             for p in range(begin + 1, end):
                 value = work[p]

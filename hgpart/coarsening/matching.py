@@ -92,8 +92,8 @@ def _match_serial(rounds, net_offsets, pin_vertices, vertex_offsets, incident_ne
         for v in range(n):
             active[v] = partner[v] < 0
         _propose_chunk(0, n, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
-                       merge_key, partner, vertex_weights, max_weight, weight_penalty, True, round_index > 0, active,
-                       proposals, scores, seen, touched)
+                       merge_key, partner, vertex_weights, max_weight, weight_penalty, np.bool_(True), round_index > 0,
+                       active, proposals, scores, seen, touched)
         paired = 0
         for v in range(n):
             target = proposals[v]

@@ -119,7 +119,7 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
     np.random.seed(seed)
     n = vertex_weights.shape[0]
     partition, weight0 = _start(fixed_side, vertex_weights)
-    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, 2)
+    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, np.int64(2))
     block_weights = np.zeros(2, dtype=np.int64)
     for v in range(n):
         block_weights[partition[v]] += vertex_weights[v]
@@ -151,7 +151,7 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
             if next_start == n:
                 break
             v = order[next_start]
-            heap_push_or_update(heap, keys, position, size, v, _heap_key(gains[v], v, n, scale))
+            heap_push_or_update(heap, keys, position, size, np.int64(v), _heap_key(gains[v], v, n, scale))
         v = heap_pop(heap, keys, position, size)
         for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
             e = incident_nets[q]
@@ -178,10 +178,10 @@ def greedy_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
                     num_touched += 1
         for i in range(num_touched):  # one heap update per vertex and move
             x = touched[i]
-            heap_push_or_update(heap, keys, position, size, x, _heap_key(gains[x], x, n, scale))
+            heap_push_or_update(heap, keys, position, size, np.int64(x), _heap_key(gains[x], x, n, scale))
         num_touched = 0
-        apply_move(v, 0, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
-                   block_weights, 2)
+        apply_move(np.int64(v), np.int64(0), partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                   pin_counts, block_weights, np.int64(2))
     return partition
 
 

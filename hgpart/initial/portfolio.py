@@ -35,14 +35,15 @@ def _portfolio_run(algorithm, net_offsets, pin_vertices, vertex_offsets, inciden
     else:
         partition = label_propagation_bisection(net_offsets, pin_vertices, vertex_offsets, incident_nets,
                                                 net_weights, vertex_weights, fixed_side, target0, seed)
-    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, 2)
-    block_weights = scatter_sum(partition, vertex_weights, 2)
+    k = np.int64(2)  # k as a runtime int64: a literal 2 would compile the k-way refiners a second time
+    pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, k)
+    block_weights = scatter_sum(partition, vertex_weights, k)
     balanced = _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                          pin_counts, block_weights, max_weights, 2, movable, cut_objective)
+                          pin_counts, block_weights, max_weights, k, movable, cut_objective)
     if balanced and lp_rounds > 0:
         label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                                 pin_counts, block_weights, max_weights, 2, movable, cut_objective, lp_rounds)
-    objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, 2, cut_objective)
+                                 pin_counts, block_weights, max_weights, k, movable, cut_objective, lp_rounds)
+    objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective)
     return partition, balanced, objective, _overload(block_weights, max_weights)
 
 
@@ -76,6 +77,7 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
     ones among the first ``fm_candidates`` get FM, and the least key wins. int32[n] sides."""
     count = run_seeds.shape[0]
     n = vertex_weights.shape[0]
+    k = np.int64(2)  # see _portfolio_run
     partitions = np.empty((count, n), dtype=np.int32)
     unbalanced = np.empty(count, dtype=np.bool_)
     objectives = np.empty(count, dtype=np.int64)
@@ -107,9 +109,9 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
         partition = partitions[run].copy()
         pin_counts, block_weights = refine_serial(
             net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-            max_weights, 2, movable, cut_objective, lp_rounds, fm_passes, fruitless_limit, max_update_net_size,
+            max_weights, k, movable, cut_objective, lp_rounds, fm_passes, fruitless_limit, max_update_net_size,
             min_improvement)
-        objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, 2, cut_objective)
+        objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective)
         overload = _overload(block_weights, max_weights)
         if _key_before(False, objective, overload, run, best_unbalanced, best_objective, best_overload, best_run):
             best = partition

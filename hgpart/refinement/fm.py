@@ -121,9 +121,9 @@ def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_off
 def _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
           block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected, adjacent_nets, common):
     if connected.shape[0]:
-        return _cached_best_move(v, partition, vertex_weights, block_weights, max_block_weights, k, connected,
+        return _cached_best_move(np.int64(v), partition, vertex_weights, block_weights, max_block_weights, k, connected,
                                  adjacent_nets, common)
-    return best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
+    return best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
                      pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain, adjacent)
 
 
@@ -131,11 +131,12 @@ def _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
 def _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
           vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common):
     if connected.shape[0]:
-        _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                         vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)
+        _move_with_cache(np.int64(v), np.int64(target), partition, net_offsets, pin_vertices, vertex_offsets,
+                         incident_nets, net_weights, vertex_weights, pin_counts, block_weights, k, connected,
+                         adjacent_nets, common)
     else:
-        apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
-                   block_weights, k)
+        apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                   pin_counts, block_weights, k)
 
 
 @numba.njit(cache=True, inline="always")
@@ -148,9 +149,9 @@ def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, ne
                       adjacent_nets, common)
     if target >= 0:
         targets[v] = target
-        heap_push_or_update(heap, keys, position, size, v, g)
+        heap_push_or_update(heap, keys, position, size, np.int64(v), g)
     else:
-        heap_remove(heap, keys, position, size, v)
+        heap_remove(heap, keys, position, size, np.int64(v))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -190,7 +191,7 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
             continue
         if g != keys[v] or target != targets[v]:
             targets[v] = target
-            heap_push_or_update(heap, keys, position, size, v, g)
+            heap_push_or_update(heap, keys, position, size, np.int64(v), g)
             if heap[0] != v:
                 continue
         heap_pop(heap, keys, position, size)

@@ -73,9 +73,9 @@ def delta_gain(w, in_source, in_target, own, side, target):
 def bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b):
     """Add ``delta`` to x's key in the heap of its side (``heap_a`` when x is in block a), inserting it."""
     if partition[x] == a:
-        heap_push_or_update(heap_a, keys, positions, size_a, x, keys[x] + delta)
+        heap_push_or_update(heap_a, keys, positions, size_a, np.int64(x), keys[x] + delta)
     else:
-        heap_push_or_update(heap_b, keys, positions, size_b, x, keys[x] + delta)
+        heap_push_or_update(heap_b, keys, positions, size_b, np.int64(x), keys[x] + delta)
 
 
 @numba.njit(cache=True, inline="always")
@@ -147,8 +147,8 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
                     if delta != 0:
                         bump(x, delta, 0, partition, heap0, heap1, keys, positions, size0, size1)
         total += keys[v]
-        apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights, pin_counts,
-                   block_weights, 2)
+        apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
+                   pin_counts, block_weights, np.int64(2))
         moved[num_moves] = v
         sources[num_moves] = side
         num_moves += 1
@@ -156,5 +156,5 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
         if since_best >= fruitless_limit:
             break
     roll_back(moved, sources, best_moves, num_moves, partition, net_offsets, vertex_offsets, incident_nets,
-              vertex_weights, pin_counts, block_weights, 2)
+              vertex_weights, pin_counts, block_weights, np.int64(2))
     return best_total

@@ -7,6 +7,11 @@ For a vertex v in block a and a target block b:
   minus w(e) over nets that become cut ([Phi(e, a) = |e|]).
 
 Nets with fewer than two pins never count. ``pin_counts`` is int32[num_nets * k], row-major by net.
+
+Callers pass vertex and block ids as int64 (``np.int64(v)`` where ``v`` was read from an int32 array) and k as
+a runtime int64, never a literal: numba compiles a function once per argument types, and each int32 or
+``Literal[int](2)`` variant of these helpers and their callers added seconds to the first command's
+compilation (docs/tuning.md, "Compilation and warm-up").
 """
 
 from __future__ import annotations
@@ -165,8 +170,8 @@ def roll_back(moved, sources, keep, num_moves, partition, net_offsets, vertex_of
               vertex_weights, pin_counts, block_weights, k):
     """Undo moves keep..num_moves-1 (newest first): vertex ``moved[i]`` returns to ``sources[i]``."""
     for i in range(num_moves - 1, keep - 1, -1):
-        apply_move(moved[i], sources[i], partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
-                   pin_counts, block_weights, k)
+        apply_move(np.int64(moved[i]), np.int64(sources[i]), partition, net_offsets, vertex_offsets, incident_nets,
+                   vertex_weights, pin_counts, block_weights, k)
 
 
 @numba.njit(cache=True, nogil=True)

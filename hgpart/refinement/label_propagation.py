@@ -19,7 +19,7 @@ def _rate_chunk(t, per_thread, net_offsets, vertex_offsets, incident_nets, net_w
         targets[v] = -1
         gains[v] = 0
         if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
-            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+            target, g = best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights,
                                   vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
                                   True, gain, adjacent)
             targets[v] = target
@@ -52,12 +52,12 @@ def _apply(order, net_offsets, vertex_offsets, incident_nets, net_weights, verte
     total = np.int64(0)
     moves = 0
     for v in order:
-        target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+        target, g = best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights,
                               vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
                               True, gain, adjacent)
         if target >= 0 and g > 0:
-            apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
-                       pin_counts, block_weights, k)
+            apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets,
+                       vertex_weights, pin_counts, block_weights, k)
             total += g
             moves += 1
     return total, moves

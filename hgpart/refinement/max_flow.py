@@ -131,7 +131,8 @@ def max_flow(offsets, targets, residual, reverse, source, sink):
     path = np.empty(n, dtype=np.int64)
     total = 0
     while True:
-        _distances(offsets, targets, residual, reverse, source, False, level, queue)  # the level graph
+        # the level graph
+        _distances(offsets, targets, residual, reverse, np.int64(source), np.bool_(False), level, queue)
         if level[sink] < 0:
             return total
         total += _blocking_flow(offsets, targets, residual, reverse, source, sink, level, next_arc, path)
@@ -149,11 +150,11 @@ def _reachable(offsets, targets, residual, reverse, start, backward):
 def source_side(offsets, targets, residual, reverse, source):
     """bool[n]: the nodes the source reaches over arcs with residual capacity; after :func:`max_flow`, the
     source side of the minimum cut closest to the source."""
-    return _reachable(offsets, targets, residual, reverse, source, False)
+    return _reachable(offsets, targets, residual, reverse, np.int64(source), np.bool_(False))
 
 
 @numba.njit(cache=True, nogil=True)
 def sink_side(offsets, targets, residual, reverse, sink):
     """bool[n]: the nodes that reach the sink over arcs with residual capacity; after :func:`max_flow`, the
     sink side of the minimum cut closest to the sink."""
-    return _reachable(offsets, targets, residual, reverse, sink, True)
+    return _reachable(offsets, targets, residual, reverse, np.int64(sink), np.bool_(True))

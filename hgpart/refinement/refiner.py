@@ -92,7 +92,7 @@ def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
         count = 0
         for v in range(n):
             if movable[v] and block_weights[partition[v]] > max_block_weights[partition[v]] and vertex_weights[v] > 0:
-                target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+                target, g = best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights,
                                       vertex_weights, pin_counts, block_weights, max_block_weights, k,
                                       cut_objective, False, gain, adjacent)
                 if target >= 0:
@@ -108,12 +108,12 @@ def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
             source = partition[v]
             if block_weights[source] <= max_block_weights[source]:
                 continue
-            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
+            target, g = best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights,
                                   vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
                                   False, gain, adjacent)
             if target >= 0:
-                apply_move(v, target, partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
-                           pin_counts, block_weights, k)
+                apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets,
+                           vertex_weights, pin_counts, block_weights, k)
                 moved += 1
         if moved == 0:
             return False

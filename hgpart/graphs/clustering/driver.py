@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...config import ClusterConfig
-from ...cuda.arrays import prepare_uploads
 from ...hypergraph import Graph
 from ..modularity import modularity
 from .common import stale_threshold
@@ -207,5 +206,7 @@ def warm_up(device: str = "cpu") -> float:
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         cluster(tiny, ClusterConfig(tries=2, ensemble_rounds=1), device=used)
     if device == "gpu":
+        from ...cuda.arrays import prepare_uploads  # numba.cuda takes 0.2 s to import: only for the GPU
+
         prepare_uploads()
     return time.perf_counter() - started

@@ -95,10 +95,10 @@ def _best_candidates(mode, offsets, neighbors, weights, two_omega, zeta, partner
 def _match_round(offsets, neighbors, weights, two_omega, zeta, partner, blue, proposal, response):
     """One blue/red round: proposals, responses, matches. Returns the number of new pairs."""
     no_centres = blue  # unused by PROPOSE and RESPOND
-    _best_candidates(PROPOSE, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, no_centres,
-                     proposal)
-    _best_candidates(RESPOND, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, no_centres,
-                     response)
+    _best_candidates(np.int64(PROPOSE), offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue,
+                     no_centres, proposal)
+    _best_candidates(np.int64(RESPOND), offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue,
+                     no_centres, response)
     pairs = 0
     for u in range(partner.shape[0]):
         v = response[u]
