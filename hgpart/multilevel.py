@@ -360,9 +360,10 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     which a small random input never does. The parallel drivers, which only levels of
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
     only when ``input_pins``, the size of the input to come, needs them, and flow-based refinement only with
-    ``flows`` (a partition whose preset runs it).
+    ``flows`` (a partition whose preset runs it). The GPU path's community detection on the device, which
+    only inputs of more than ``policy.host_communities_max_pins`` pins take, likewise.
     """
-    from .config import CoarseningConfig, CommunityConfig, FlowConfig
+    from .config import CoarseningConfig, CommunityConfig, FlowConfig, PolicyConfig
     from .parallel import all_parallel, runs_serially
 
     started = time.perf_counter()
@@ -386,6 +387,10 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
                   device="gpu")
         if parallel_drivers:
             _warm_up_pair_fm(tiny)
+        if input_pins is None or PolicyConfig().host_communities_max_pins < input_pins <= CommunityConfig().max_pins:
+            from .preprocessing.communities import detect_communities
+
+            detect_communities(tiny.to_device(), CommunityConfig(), "gpu")
         prepare_uploads()
     return time.perf_counter() - started
 

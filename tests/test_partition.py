@@ -84,6 +84,27 @@ def test_k1_and_presets():
         make_config(2, preset="slow")
 
 
+@pytest.mark.gpu
+def test_gpu_warm_up_compiles_the_device_community_detection():
+    """In a fresh process, ``warm_up(device="gpu")`` leaves the device's clustering kernels alone for a small
+    input (the host's twin finds its communities) and compiles them for one whose communities the device
+    finds, so that its first partition spends no time compiling them."""
+    import subprocess
+    import sys
+
+    code = "\n".join([
+        "from hgpart.multilevel import warm_up",
+        "from hgpart.graphs.clustering import device_moving",
+        "warm_up(device='gpu', input_pins=1000)",
+        "print(len(device_moving.link_kernel.overloads))",
+        "warm_up(device='gpu', input_pins=500_000)",
+        "print(len(device_moving.link_kernel.overloads))"])
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
+                            cwd=str(DATA.parent))
+    assert output.returncode == 0, output.stderr[-3000:]
+    assert output.stdout.split() == ["0", "1"], output.stdout
+
+
 def test_warm_up_compiles_the_parallel_drivers():
     """In a fresh process, ``warm_up`` for a small input leaves the parallel drivers alone; for a large one
     (or any, without ``input_pins``), with the GPU path's pairwise-FM warm-up, it leaves every parallel driver
