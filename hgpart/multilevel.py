@@ -11,6 +11,7 @@ one :class:`~hgpart.coarsening.coarsener.Level` type wherever its arrays are.
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -363,16 +364,14 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     ``flows`` (a partition whose preset runs it). The GPU path's community detection on the device, which
     only inputs of more than ``policy.host_communities_max_pins`` pins take, likewise.
     """
-    from .config import CoarseningConfig, CommunityConfig, FlowConfig, PolicyConfig
+    from .config import CommunityConfig, PolicyConfig
     from .parallel import all_parallel, runs_serially
 
     started = time.perf_counter()
-    rng = np.random.default_rng(0)
-    nets = [rng.choice(400, size=int(rng.integers(2, 6)), replace=False) for _ in range(600)]
-    tiny = Hypergraph.from_pin_lists(nets, 400)
-    small_levels = CoarseningConfig(contraction_limit_factor=20)
-    tiny_config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels, communities=CommunityConfig(),
-                              flows=FlowConfig(levels="last" if flows else "none"))
+    tiny, tiny_config = _warm_up_input(objective, flows)
+    small_levels = tiny_config.coarsening
+    if _numba_cache_is_cold():
+        _compile_beside_a_second_process(tiny, tiny_config)
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         partition(tiny, config=tiny_config, device=used)
     parallel_drivers = input_pins is None or not runs_serially(input_pins)
@@ -393,6 +392,70 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
             detect_communities(tiny.to_device(), CommunityConfig(), "gpu")
         prepare_uploads()
     return time.perf_counter() - started
+
+
+def _warm_up_input(objective: str, flows: bool) -> tuple:
+    """The tiny hypergraph (400 vertices, 600 nets) and the config (k=3) that :func:`warm_up` partitions."""
+    from .config import CoarseningConfig, CommunityConfig, FlowConfig
+
+    rng = np.random.default_rng(0)
+    nets = [rng.choice(400, size=int(rng.integers(2, 6)), replace=False) for _ in range(600)]
+    config = make_config(3, 0.03, objective, 0, "fast", coarsening=CoarseningConfig(contraction_limit_factor=20),
+                         communities=CommunityConfig(), flows=FlowConfig(levels="last" if flows else "none"))
+    return Hypergraph.from_pin_lists(nets, 400), config
+
+
+def compile_initial_partitioning(objective: str = "km1") -> None:
+    """Compile the initial partitioning (the bisection portfolio and the refiners it calls) into numba's cache,
+    on :func:`warm_up`'s input: the share of a cold warm-up that a second process takes."""
+    tiny, config = _warm_up_input(objective, flows=False)
+    initial_partition(tiny, config.k, config.epsilon, config, objective == "cut", 0)
+
+
+def _numba_cache_is_cold() -> bool:
+    """Whether numba's cache holds no initial partitioning yet (the first command after an install or an
+    upgrade); False where numba's cache is laid out otherwise than this module expects."""
+    from .initial.portfolio import _portfolio_serial
+
+    try:
+        return not os.path.exists(_portfolio_serial._cache._cache_file._index_path)
+    except AttributeError:
+        return False
+
+
+def _compile_beside_a_second_process(tiny: Hypergraph, config: PartitionConfig) -> None:
+    """A cold warm-up on two cores: a second process compiles the initial partitioning
+    (:func:`compile_initial_partitioning`, 28 s alone on the 2-core development machine) into numba's cache
+    while this one compiles community detection, coarsening and flow-based refinement (30 s alone); the
+    partitions that follow load both from the cache (docs/tuning.md, "Compilation and warm-up"). Nothing on
+    a one-core machine."""
+    import subprocess
+    import sys
+
+    from .coarsening.coarsener import coarsen
+
+    if (os.cpu_count() or 1) < 2:
+        return
+
+    package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
+                                                                           os.environ.get("PYTHONPATH")])))
+    code = ("from hgpart.multilevel import compile_initial_partitioning; "
+            f"compile_initial_partitioning({config.objective!r})")
+    try:
+        second = subprocess.Popen([sys.executable, "-c", code], env=environment, stdout=subprocess.DEVNULL,
+                                  stderr=subprocess.DEVNULL)
+    except OSError:  # no second process: everything compiles here, as on a warm cache
+        return
+    try:
+        communities = detect_communities(tiny, config.communities, "cpu")
+        coarsen(tiny, config.k, config.coarsening, config.epsilon, communities=communities.labels)
+        if config.flows.levels != "none":
+            blocks = (np.arange(tiny.num_vertices) % config.k).astype(np.int32)
+            bounds = np.full(config.k, max_block_weight(tiny.total_vertex_weight, config.k, config.epsilon))
+            flow_refine(tiny, blocks, config.k, bounds, config.epsilon, config.flows, config.objective == "cut")
+    finally:
+        second.wait()
 
 
 def _warm_up_pair_fm(hypergraph: Hypergraph) -> None:
