@@ -8,7 +8,6 @@ and every error here names its line. ``scipy.io.mmread`` is the oracle the tests
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph, Hypergraph
@@ -45,7 +44,7 @@ def _banner(data: bytes, file: str):
     return layout, field, symmetry
 
 
-def parse_matrix(data: bytes, file: str) -> sp.coo_matrix:
+def parse_matrix(data: bytes, file: str) -> "scipy.sparse.coo_matrix":
     """The matrix as COO (array format: its nonzero entries); symmetric halves are mirrored."""
     layout, field, symmetry = _banner(data, file)
     tokens = tokenize(data, file, comment_chars=b"%")
@@ -120,7 +119,9 @@ def parse_matrix(data: bytes, file: str) -> sp.coo_matrix:
         keep = values != 0
         row, col, values = row[keep], col[keep], values[keep]
     dtype = np.int64 if field == "integer" else np.float64
-    return sp.coo_matrix((values.astype(dtype), (row, col)), shape=(rows, cols))
+    import scipy.sparse  # 0.09 s to import: only for Matrix Market files
+
+    return scipy.sparse.coo_matrix((values.astype(dtype), (row, col)), shape=(rows, cols))
 
 
 def _array_positions(rows: int, cols: int, symmetry: str):
