@@ -443,8 +443,8 @@ def _compile_beside_a_second_process(tiny: Hypergraph, config: PartitionConfig) 
     code = ("from hgpart.multilevel import compile_initial_partitioning; "
             f"compile_initial_partitioning({config.objective!r})")
     try:
-        second = subprocess.Popen([sys.executable, "-c", code], env=environment, stdout=subprocess.DEVNULL,
-                                  stderr=subprocess.DEVNULL)
+        second = subprocess.Popen([sys.executable, "-c", code], env=environment, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     except OSError:  # no second process: everything compiles here, as on a warm cache
         return
     try:
