@@ -387,8 +387,6 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
         if parallel_drivers:
             _warm_up_pair_fm(tiny)
         if input_pins is None or PolicyConfig().host_communities_max_pins < input_pins <= CommunityConfig().max_pins:
-            from .preprocessing.communities import detect_communities
-
             detect_communities(tiny.to_device(), CommunityConfig(), "gpu")
         prepare_uploads()
     return time.perf_counter() - started
@@ -425,17 +423,15 @@ def _numba_cache_is_cold() -> bool:
 
 def _compile_beside_a_second_process(tiny: Hypergraph, config: PartitionConfig) -> None:
     """A cold warm-up on two cores: a second process compiles the initial partitioning
-    (:func:`compile_initial_partitioning`, 28 s alone on the 2-core development machine) into numba's cache
-    while this one compiles community detection, coarsening and flow-based refinement (30 s alone); the
-    partitions that follow load both from the cache (docs/tuning.md, "Compilation and warm-up"). Nothing on
-    a one-core machine."""
+    (:func:`compile_initial_partitioning`) into numba's cache while this one compiles community detection,
+    coarsening and flow-based refinement, about as much work (docs/tuning.md, "Compilation and warm-up"); the
+    partitions that follow load both from the cache. Nothing on a one-core machine."""
+    if (os.cpu_count() or 1) < 2:
+        return
     import subprocess
     import sys
 
     from .coarsening.coarsener import coarsen
-
-    if (os.cpu_count() or 1) < 2:
-        return
 
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,

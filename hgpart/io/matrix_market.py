@@ -119,7 +119,7 @@ def parse_matrix(data: bytes, file: str) -> "scipy.sparse.coo_matrix":
         keep = values != 0
         row, col, values = row[keep], col[keep], values[keep]
     dtype = np.int64 if field == "integer" else np.float64
-    import scipy.sparse  # 0.09 s to import: only for Matrix Market files
+    import scipy.sparse  # slow to import, and only Matrix Market files need it
 
     return scipy.sparse.coo_matrix((values.astype(dtype), (row, col)), shape=(rows, cols))
 

@@ -206,7 +206,7 @@ def warm_up(device: str = "cpu") -> float:
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         cluster(tiny, ClusterConfig(tries=2, ensemble_rounds=1), device=used)
     if device == "gpu":
-        from ...cuda.arrays import prepare_uploads  # numba.cuda takes 0.2 s to import: only for the GPU
+        from ...cuda.arrays import prepare_uploads  # imports numba.cuda, slow to import: only for the GPU
 
         prepare_uploads()
     return time.perf_counter() - started
