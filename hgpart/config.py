@@ -84,7 +84,9 @@ class InitialConfig:
     pin_budget : int
         Runs and FM candidates are each cut so that their count times the pins stays within this budget.
     pins_per_thread : int
-        Parallel loops of this phase use at most ceil(pins / pins_per_thread) threads.
+        Parallel loops of this phase use at most ceil(pins / pins_per_thread) threads; the portfolio of a
+        sub-problem with fewer pins runs in one call on one thread, that of a larger one on the workers that
+        the recursion gives it (docs/tuning.md, "initial.pins_per_thread").
     recursion_threads : int
         Threads for the portfolio's runs and the two halves of each bisection (0: numba's thread count).
     rating_budget : int
@@ -99,7 +101,7 @@ class InitialConfig:
     algorithms: tuple = ("random", "bfs", "greedy", "label-propagation", "greedy-max-net")
     fm_candidates: int = 20
     pin_budget: int = 4_000_000
-    pins_per_thread: int = 50_000
+    pins_per_thread: int = 5_000
     recursion_threads: int = 0
     rating_budget: int = 4_000_000
     always_coarsen_pins: int = 1_000_000
@@ -207,6 +209,9 @@ class FlowConfig:
         At most this many rounds over the pairs of blocks.
     min_improvement : float
         Rounds stop after one that improves the objective by less than this fraction.
+    coarse_min_pair_cut : int
+        On levels coarser than the input, pairs of blocks whose cut weighs at most this much are skipped
+        (Mt-KaHyPar's skip_small_cuts skips those of at most 10).
     """
 
     levels: str = "all"
@@ -215,6 +220,7 @@ class FlowConfig:
     max_net_size: int = 1000
     rounds: int = 2
     min_improvement: float = 0.001
+    coarse_min_pair_cut: int = 10
 
     def __post_init__(self):
         if self.levels not in ("none", "last", "input", "all"):

@@ -297,7 +297,7 @@ def refine_level(level: Level, blocks, is_input: bool, max_weights, policy: Poli
                                      cut_objective, host_movable)
             elif refiner == FLOWS:
                 host_blocks = flow_refine(level.on_host(), host_blocks, k, max_weights, config.epsilon, config.flows,
-                                          cut_objective, host_movable)
+                                          cut_objective, host_movable, is_input)
     return blocks if host_blocks is None else keep.put(host_blocks)
 
 

@@ -412,10 +412,11 @@ def _disjoint_batches(pairs, k):
 @numba.njit(cache=True, nogil=True)
 def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                 block_weights, max_block_weights, k, movable, cut_objective, epsilon, alpha, max_distance,
-                max_net_size, rounds, min_improvement, objective, threads):
+                max_net_size, rounds, min_improvement, objective, threads, min_pair_cut):
     """Rounds of :func:`refine_pair` over the pairs of blocks with a cut between them, heaviest cut first, in
     batches of disjoint pairs on ``threads`` threads (the result does not depend on their number). A pair is
-    taken again only once its cut weight has changed since it last gained nothing; rounds stop once one
+    taken again only once its cut weight has changed since it last gained nothing, and never while its cut
+    weighs at most ``min_pair_cut``; rounds stop once one
     improves ``objective`` (its value before) by less than ``min_improvement`` of it. ``partition`` and
     ``block_weights`` are updated in place; returns the total improvement."""
     n = vertex_offsets.shape[0] - 1
@@ -432,7 +433,7 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
         order = np.argsort(-weights, kind="mergesort")
         wanted = np.zeros(order.shape[0], dtype=np.bool_)
         for i in range(order.shape[0]):
-            wanted[i] = weights[order[i]] > 0 and weights[order[i]] != unchanged_since[order[i]]
+            wanted[i] = weights[order[i]] > min_pair_cut and weights[order[i]] != unchanged_since[order[i]]
         pairs, batches = _disjoint_batches(order[wanted], k)
         gained = 0
         for i in range(batches.shape[0] - 1):
@@ -451,7 +452,7 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
 
 
 def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: FlowConfig = FlowConfig(),
-                cut_objective: bool = False, movable=None) -> np.ndarray:
+                cut_objective: bool = False, movable=None, input_level: bool = True) -> np.ndarray:
     """Flow-based refinement of a k-way partition (host arrays); returns the refined partition (a new int32[n]
     array), never worse in the objective and within ``max_block_weights`` where the input was.
 
@@ -468,6 +469,9 @@ def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: Fl
         Minimise the cut instead of km1.
     movable : bool[n] or None
         False for fixed vertices.
+    input_level : bool
+        Whether this is the input level; on coarser ones pairs with at most ``config.coarse_min_pair_cut`` of
+        cut weight are skipped.
     """
     from ..metrics import evaluate
 
@@ -485,5 +489,6 @@ def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: Fl
     flow_rounds(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights.astype(np.int64),
                 h.vertex_weights.astype(np.int64), partition, block_weights, max_block_weights, k, movable,
                 cut_objective, float(epsilon), float(config.alpha), config.max_distance, config.max_net_size,
-                config.rounds, float(config.min_improvement), int(objective), numba.get_num_threads())
+                config.rounds, float(config.min_improvement), int(objective), numba.get_num_threads(),
+                0 if input_level else config.coarse_min_pair_cut)
     return partition

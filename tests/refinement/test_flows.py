@@ -120,7 +120,7 @@ def test_flow_rounds_report_exactly_what_they_gain_and_keep_the_balance(k, objec
         weights = scatter_sum(partition, h.vertex_weights, k).astype(np.int64)
         gained = flow_rounds(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
                              h.net_weights.astype(np.int64), h.vertex_weights.astype(np.int64), refined, weights,
-                             bounds, k, movable, objective == "cut", 0.1, 16.0, 2, 1000, 4, 0.0, before, threads)
+                             bounds, k, movable, objective == "cut", 0.1, 16.0, 2, 1000, 4, 0.0, before, threads, 0)
         results.append(refined)
     assert np.array_equal(results[0], results[1])
     after = measure(nets, refined, h.net_weights)
@@ -150,3 +150,20 @@ def test_flow_refine_leaves_a_partition_without_cut_or_nets_alone():
     assert np.array_equal(flow_refine(h, partition, 2, bounds, 0.03, FlowConfig(levels="all")), partition)
     empty = Hypergraph.from_pin_lists([], 3)
     assert np.array_equal(flow_refine(empty, np.array([0, 1, 0], dtype=np.int32), 2, bounds, 0.03), [0, 1, 0])
+
+
+def test_coarse_levels_skip_pairs_whose_cut_is_small():
+    h = read_hypergraph(IBM01)
+    k = 4
+    partition = (np.arange(h.num_vertices) * k // h.num_vertices).astype(np.int32)
+    bounds = np.full(k, max_block_weight(h.total_vertex_weight, k, 0.03), dtype=np.int64)
+    pair_cuts = {}  # the weight of the nets with pins in both blocks of each pair, counted in Python
+    for net, w in zip(np.split(h.pin_vertices, h.net_offsets[1:-1]), h.net_weights):
+        blocks = sorted(set(partition[net].tolist()))
+        for a, b in itertools.combinations(blocks, 2):
+            pair_cuts[a, b] = pair_cuts.get((a, b), 0) + int(w)
+    everything = FlowConfig(levels="all", coarse_min_pair_cut=max(pair_cuts.values()))
+    assert np.array_equal(flow_refine(h, partition, k, bounds, 0.03, everything, input_level=False), partition)
+    on_input = flow_refine(h, partition, k, bounds, 0.03, everything, input_level=True)
+    assert np.array_equal(on_input, flow_refine(h, partition, k, bounds, 0.03, FlowConfig(coarse_min_pair_cut=0)))
+    assert not np.array_equal(on_input, partition)
