@@ -81,6 +81,10 @@ class InitialConfig:
         The portfolio's algorithms (docs/tuning.md, "Greedy growing by the max-net gain").
     fm_candidates : int
         The best this many runs are refined by 2-way FM; the best result wins.
+    fm_fruitless_moves : int
+        The FM passes of this phase (the candidates' and those of the bisections' levels) stop after this many
+        moves without a new best, in place of ``FMConfig.fruitless_moves`` (docs/tuning.md, "The portfolio's
+        FM").
     pin_budget : int
         Runs and FM candidates are each cut so that their count times the pins stays within this budget.
     pins_per_thread : int
@@ -100,6 +104,7 @@ class InitialConfig:
     runs: int = 4
     algorithms: tuple = ("random", "bfs", "greedy", "label-propagation", "greedy-max-net")
     fm_candidates: int = 20
+    fm_fruitless_moves: int = 1000
     pin_budget: int = 4_000_000
     pins_per_thread: int = 5_000
     recursion_threads: int = 0
@@ -398,7 +403,7 @@ class PartitionConfig:
 
 PRESETS = {
     "fast": dict(communities=CommunityConfig(detect=False), flows=FlowConfig(levels="none"),
-                 initial=InitialConfig(runs=1), label_propagation=LabelPropagationConfig(rounds=3),
+                 initial=InitialConfig(runs=1, fm_fruitless_moves=100), label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
     "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=16, fm_candidates=80),

@@ -84,10 +84,12 @@ class Policy:
         return HOST
 
     def initial_config(self, coarsest_pins: int) -> PartitionConfig:
-        """The config of the initial partitioning of a coarsest level of ``coarsest_pins`` pins: on the GPU
-        path of large inputs, fewer FM candidates and shorter FM passes; on a coarsest level of more than
+        """The config of the initial partitioning of a coarsest level of ``coarsest_pins`` pins: FM passes that
+        stop after ``initial.fm_fruitless_moves`` fruitless moves; on the GPU path of large inputs, fewer FM
+        candidates and shorter FM passes; on a coarsest level of more than
         ``pin_budget / 20`` pins, FM passes that stop once they gain little."""
         config, policy = self.config, self.config.policy
+        config = replace(config, fm=replace(config.fm, fruitless_moves=config.initial.fm_fruitless_moves))
         if self.path == "gpu" and not self.small_input:
             config = replace(config, initial=replace(config.initial, fm_candidates=policy.large_input_fm_candidates),
                              fm=replace(config.fm, fruitless_moves=policy.large_input_fm_fruitless_moves))

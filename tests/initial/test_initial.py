@@ -166,7 +166,7 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
     """The initial partitioning runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the
     caller's count, and on the GPU path refines large_input_fm_candidates runs by FM where the input has more
     than device_v_cycle_max_pins pins (else fm_candidates), their FM passes then stopping after
-    large_input_fm_fruitless_moves fruitless moves; the partition is the same on any number of numba threads and of recursion threads
+    large_input_fm_fruitless_moves fruitless moves (else initial.fm_fruitless_moves); the partition is the same on any number of numba threads and of recursion threads
     (whose halves run on one numba thread each)."""
     from dataclasses import replace
 
@@ -208,7 +208,7 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
         assert seen["threads"] == [first] + [first if workers == 1 else 1] * 2, (per_thread, workers)
         fewer = device == "gpu" and input_pins == large
         assert seen["fm"] == [2 if fewer else 7] * 3
-        assert seen["fruitless"] == {17 if fewer else config.fm.fruitless_moves}
+        assert seen["fruitless"] == {17 if fewer else config.initial.fm_fruitless_moves}
         if not fewer:
             results.append(blocks)
     for blocks in results[1:]:
