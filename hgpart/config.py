@@ -403,7 +403,8 @@ class PartitionConfig:
 
 PRESETS = {
     "fast": dict(communities=CommunityConfig(detect=False), flows=FlowConfig(levels="none"),
-                 initial=InitialConfig(runs=1, fm_fruitless_moves=100), label_propagation=LabelPropagationConfig(rounds=3),
+                 initial=InitialConfig(runs=1, fm_fruitless_moves=100),
+                 label_propagation=LabelPropagationConfig(rounds=3),
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
     "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=16, fm_candidates=80),

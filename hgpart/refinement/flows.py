@@ -416,9 +416,9 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
     """Rounds of :func:`refine_pair` over the pairs of blocks with a cut between them, heaviest cut first, in
     batches of disjoint pairs on ``threads`` threads (the result does not depend on their number). A pair is
     taken again only once its cut weight has changed since it last gained nothing, and never while its cut
-    weighs at most ``min_pair_cut``; rounds stop once one
-    improves ``objective`` (its value before) by less than ``min_improvement`` of it. ``partition`` and
-    ``block_weights`` are updated in place; returns the total improvement."""
+    weighs at most ``min_pair_cut``; rounds stop once one improves ``objective`` (its value before) by less
+    than ``min_improvement`` of it. ``partition`` and ``block_weights`` are updated in place; returns the total
+    improvement."""
     n = vertex_offsets.shape[0] - 1
     m = net_offsets.shape[0] - 1
     stamps = np.zeros((threads, 1), dtype=np.int64)

@@ -166,8 +166,8 @@ def test_initial_phase_caps_threads_and_takes_the_gpu_paths_fm_candidates(monkey
     """The initial partitioning runs the portfolio on ceil(pins / pins_per_thread) numba threads, restores the
     caller's count, and on the GPU path refines large_input_fm_candidates runs by FM where the input has more
     than device_v_cycle_max_pins pins (else fm_candidates), their FM passes then stopping after
-    large_input_fm_fruitless_moves fruitless moves (else initial.fm_fruitless_moves); the partition is the same on any number of numba threads and of recursion threads
-    (whose halves run on one numba thread each)."""
+    large_input_fm_fruitless_moves fruitless moves (else initial.fm_fruitless_moves); the partition is the same
+    on any number of numba threads and of recursion threads (whose halves run on one numba thread each)."""
     from dataclasses import replace
 
     import numba
