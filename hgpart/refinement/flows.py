@@ -43,14 +43,18 @@ NO_CHANGE, IMPROVED, UNBALANCED = 0, 1, 2
 
 @numba.njit(cache=True, nogil=True)
 def _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, partition, movable,
-                 blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance, queue, region):
+                 blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance, queue, region, net_mark):
     """Breadth-first search from ``seeds`` inside each of the two ``blocks`` (int[2]); a vertex joins the
     region while its side's weight stays within ``limits[side]``, and its neighbours are visited while it is
     fewer than ``max_distance`` hops from a seed. Nets of more than ``max_net_size`` pins are not followed;
-    fixed vertices never join. Marks members with ``mark[v] = stamp``; returns their count in ``region``."""
+    fixed vertices never join. Marks members with ``mark[v] = stamp``; returns their count in ``region``.
+
+    A net's pins are visited once per side (``net_mark[e] = -(2 stamp + side)``, never a stamp): the first
+    member to follow it queues all of them, at the least distance, so later members would find nothing new."""
     count = 0
     for side in range(2):
         block = blocks[side]
+        followed = -(2 * stamp + side)
         head, tail = 0, 0
         for v in seeds:
             if partition[v] == block and mark[v] != stamp and movable[v]:
@@ -72,8 +76,9 @@ def _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, verte
                 continue
             for i in range(vertex_offsets[v], vertex_offsets[v + 1]):
                 e = incident_nets[i]
-                if net_offsets[e + 1] - net_offsets[e] > max_net_size:
+                if net_offsets[e + 1] - net_offsets[e] > max_net_size or net_mark[e] == followed:
                     continue
+                net_mark[e] = followed
                 for p in range(net_offsets[e], net_offsets[e + 1]):
                     u = pin_vertices[p]
                     if partition[u] == block and mark[u] != stamp and mark[u] != -stamp and movable[u]:
@@ -245,7 +250,7 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
         stamp = stamp_box[0]
         count = _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, partition,
                              movable, blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance,
-                             queue, region)
+                             queue, region, net_mark)
         if count == 0:
             break
         num_nodes, tails, heads, capacities, cut_now, touched_count = _region_network(

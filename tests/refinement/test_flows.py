@@ -1,4 +1,4 @@
-"""Flow-based refinement: Dinic's maximum flow against scipy's, minimum cuts against brute force, and the km1
+"""Flow-based refinement: the maximum flow and its closest minimum cuts against scipy's, minimum cuts against brute force, and the km1
 and cut accounting of the pairwise networks against an independent evaluation."""
 
 import itertools
@@ -30,21 +30,64 @@ UNLIMITED = FlowConfig(levels="all", alpha=1e6, max_distance=1 << 30, max_net_si
                        min_improvement=0.0)
 
 
-@pytest.mark.parametrize("seed", range(12))
-def test_max_flow_equals_scipys_and_its_cuts_are_minimum(seed):
+def closest_cuts_of_scipys_flow(nodes, tails, heads, capacities, source, sink):
+    """scipy's maximum flow value, and the nodes the source reaches (those that reach the sink) over arcs with
+    residual capacity under scipy's flow: the minimum cuts closest to the source and to the sink, which every
+    maximum flow shares."""
+    matrix = sp.csr_matrix((capacities, (tails, heads)), shape=(nodes, nodes))  # sums duplicates
+    result = maximum_flow(matrix.astype(np.int32), source, sink)
+    residual = (matrix - result.flow).toarray()  # the flow is antisymmetric: reverse arcs gain what flows
+    reach = []
+    for start, arcs in ((source, residual > 0), (sink, (residual > 0).T)):
+        seen = np.zeros(nodes, dtype=bool)
+        seen[start] = True
+        queue = [start]
+        while queue:
+            u = queue.pop()
+            for v in np.flatnonzero(arcs[u] & ~seen):
+                seen[v] = True
+                queue.append(v)
+        reach.append(seen)
+    return result.flow_value, reach[0], reach[1]
+
+
+def layered_network(rng, layers, width):
+    """Arcs of a network whose source (node 0) feeds the first of ``layers`` layers of ``width`` nodes, each
+    node feeding three of the next layer, the last layer feeding the sink, plus arcs between random nodes:
+    long augmenting paths that make the maximum flow relabel often (globally too) and meet gaps."""
+    sink = layers * width + 1
+    tails = [np.zeros(width, dtype=np.int64)]
+    heads = [np.arange(1, width + 1)]
+    for layer in range(layers - 1):
+        first = 1 + layer * width
+        tails.append(np.repeat(np.arange(first, first + width), 3))
+        heads.append(first + width + rng.integers(0, width, 3 * width))
+    tails.append(np.arange(sink - width, sink))
+    heads.append(np.full(width, sink))
+    tails.append(rng.integers(1, sink, 2 * width))
+    heads.append(rng.integers(1, sink, 2 * width))
+    return sink + 1, np.concatenate(tails), np.concatenate(heads)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_max_flow_equals_scipys_and_finds_the_same_closest_minimum_cuts(seed):
     rng = np.random.default_rng(seed)
-    nodes = int(rng.integers(2, 30))
-    arcs = int(rng.integers(1, 120))
-    tails, heads = rng.integers(0, nodes, arcs), rng.integers(0, nodes, arcs)
+    if seed < 12:
+        nodes = int(rng.integers(2, 30))
+        arcs = int(rng.integers(1, 120))
+        tails, heads = rng.integers(0, nodes, arcs), rng.integers(0, nodes, arcs)
+    else:
+        nodes, tails, heads = layered_network(rng, int(rng.integers(5, 30)), int(rng.integers(3, 12)))
     keep = tails != heads
     tails, heads = tails[keep].astype(np.int64), heads[keep].astype(np.int64)
     capacities = rng.integers(0, 20, tails.size).astype(np.int64)
     offsets, targets, residual, reverse = residual_graph(nodes, tails, heads, capacities)
     value = max_flow(offsets, targets, residual, reverse, 0, nodes - 1)
-    matrix = sp.csr_matrix((capacities.astype(np.int32), (tails, heads)), shape=(nodes, nodes))  # sums duplicates
-    assert value == maximum_flow(matrix, 0, nodes - 1).flow_value
-    for side in (source_side(offsets, targets, residual, reverse, 0),
-                 ~sink_side(offsets, targets, residual, reverse, nodes - 1)):
+    expected, reached, reaching = closest_cuts_of_scipys_flow(nodes, tails, heads, capacities, 0, nodes - 1)
+    assert value == expected
+    np.testing.assert_array_equal(source_side(offsets, targets, residual, reverse, 0), reached)
+    np.testing.assert_array_equal(sink_side(offsets, targets, residual, reverse, nodes - 1), reaching)
+    for side in (reached, ~reaching):
         assert side[0] and not side[nodes - 1]
         assert capacities[side[tails] & ~side[heads]].sum() == value  # a cut of the flow's value
 
