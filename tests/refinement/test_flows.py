@@ -1,5 +1,6 @@
-"""Flow-based refinement: the maximum flow and its closest minimum cuts against scipy's, minimum cuts against brute force, and the km1
-and cut accounting of the pairwise networks against an independent evaluation."""
+"""Flow-based refinement: the maximum flow and its closest minimum cuts against scipy's flow, minimum cuts
+against brute force, and the km1 and cut accounting of the pairwise networks against an independent
+evaluation."""
 
 import itertools
 
