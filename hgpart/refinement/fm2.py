@@ -9,7 +9,10 @@ each net e of v with F, T its pin counts before the move:
 
 Each side has its own max-heap of free vertices keyed by gain; a step takes the better of the two tops
 whose move keeps its target within bound (ties: out of the heavier side). Moves after the best prefix
-are rolled back.
+are rolled back. A move's gain deltas are summed per vertex before its heap key changes: a vertex that
+shares several nets with the moved one changes its key once, not once per net (on the coarse levels of
+the initial partitioning, where a vertex has dozens of nets, half the heap updates), and since the heaps
+order by (gain, vertex id), which vertex comes out next does not depend on the order of the updates.
 """
 
 from __future__ import annotations
@@ -118,6 +121,9 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
                 bump(v, 0, 0, partition, heap0, heap1, keys, positions, size0, size1)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
+    pending = np.zeros(n, dtype=np.int64)  # the move's gain deltas, per vertex
+    updated = np.zeros(n, dtype=np.bool_)
+    to_update = np.empty(n, dtype=np.int64)
     num_moves = 0
     total = np.int64(0)
     best_total = np.int64(0)
@@ -130,6 +136,7 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
         v = heap_pop(heap0, keys, positions, size0) if side == 0 else heap_pop(heap1, keys, positions, size1)
         free[v] = False
         target = 1 - side
+        count = 0
         for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
             e = incident_nets[q]
             size = net_offsets[e + 1] - net_offsets[e]
@@ -145,7 +152,16 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
                         continue
                     delta = delta_gain(w, in_source, in_target, partition[x], side, target)
                     if delta != 0:
-                        bump(x, delta, 0, partition, heap0, heap1, keys, positions, size0, size1)
+                        if not updated[x]:
+                            updated[x] = True
+                            to_update[count] = x
+                            count += 1
+                        pending[x] += delta
+        for i in range(count):  # a vertex enters its heap on its first nonzero delta, even if they cancel
+            x = to_update[i]
+            bump(x, pending[x], 0, partition, heap0, heap1, keys, positions, size0, size1)
+            pending[x] = 0
+            updated[x] = False
         total += keys[v]
         apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
                    pin_counts, block_weights, np.int64(2))
