@@ -23,10 +23,10 @@ from ..parallel import runs_serially
 from ..config import UNBOUNDED
 from .rules import JOIN_ROUNDS, candidate_score, join_targets, joins_on_the_pair_level, pair_roots, two_hop_pairs
 from .contraction import contract
-from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors
+from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, rate_neighbors, rating_work
 
 
-candidate_score_cpu = numba.njit(cache=True)(candidate_score)
+candidate_score_cpu = numba.njit(cache=True, inline="always")(candidate_score)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -43,8 +43,8 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
         raw = scores[u]
         scores[u] = 0
         seen[u] = False
-        score = candidate_score_cpu(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight,
-                                    weight_penalty, only_unmatched)
+        score = candidate_score_cpu(raw, partner[u], cluster_weight[u], vertex_weights[v], fixed[v], fixed[u],
+                                    max_weight, weight_penalty, only_unmatched)
         if score > 0.0:
             priority = pair_priority_cpu(v, u)
             if better_candidate_cpu(score, priority, u, best_score, best_priority, best):
@@ -236,12 +236,14 @@ def pair_level(hypergraph, partner, merge_key):
 
 class _Proposer:
     """Proposal rounds on one level (:func:`compute_clustering`): the level's net ratings and per-thread
-    scratch, and the serial or the parallel driver."""
+    scratch, and the serial or the parallel driver, chosen by the pin visits of a rating round (the sum of
+    |e|^2, which on coarse levels and SAT models is ten to a hundred times the pins)."""
 
     def __init__(self, hypergraph, config, threads):
         n = hypergraph.num_vertices
         self.hypergraph, self.config = hypergraph, config
-        self.threads = 1 if runs_serially(hypergraph.num_pins) else max(1, min(threads, n))
+        work = max(hypergraph.num_pins, rating_work(hypergraph, config.max_rated_net_size))
+        self.threads = 1 if runs_serially(work) else max(1, min(threads, n))
         self.run = _propose_serial if self.threads == 1 else _propose_parallel
         self.scores = np.zeros((self.threads, n), dtype=np.int64)
         self.seen = np.zeros((self.threads, n), dtype=np.bool_)

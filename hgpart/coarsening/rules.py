@@ -21,23 +21,25 @@ import numpy as np
 JOIN_ROUNDS = 3  # joining rounds after the matching (:func:`.matching.finish_clustering`)
 
 
-def candidate_score(v, u, raw, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
+def candidate_score(raw, partner_u, cluster_weight_u, weight_v, key_v, key_u, max_weight, weight_penalty,
                     only_unmatched):
     """The score of u as v's partner, or -1.0 when u is not a candidate (matched, too heavy, other block).
 
     ``raw`` is the fixed-point similarity (int64); with ``weight_penalty`` it is divided by c(u) c(v).
-    ``vertex_weights``, ``fixed`` (merge keys, -1 none) and ``cluster_weight`` are int64[n], ``partner``
-    int32[n] (-1 unmatched). The same arithmetic runs on the GPU, so both pick the same partner. Returns a
-    float64.
+    ``partner_u`` is u's partner (-1 unmatched), ``cluster_weight_u`` the weight of u's cluster, ``weight_v``
+    v's weight and ``key_v``, ``key_u`` their merge keys (-1 none). Scalars, not the arrays they come from:
+    on the CPU, every array passed to a helper costs an atomic reference count up and down per call, three
+    times the helper's own work in the rating loop. The same arithmetic runs on the GPU, so both pick the
+    same partner. Returns a float64.
     """
-    if only_unmatched and partner[u] >= 0:
+    if only_unmatched and partner_u >= 0:
         return -1.0
-    if cluster_weight[u] + vertex_weights[v] > max_weight:
+    if cluster_weight_u + weight_v > max_weight:
         return -1.0
-    if fixed[v] >= 0 and fixed[u] >= 0 and fixed[v] != fixed[u]:
+    if key_v >= 0 and key_u >= 0 and key_v != key_u:
         return -1.0
-    if weight_penalty and cluster_weight[u] > 0 and vertex_weights[v] > 0:
-        return float(raw) / (float(cluster_weight[u]) * float(vertex_weights[v]))
+    if weight_penalty and cluster_weight_u > 0 and weight_v > 0:
+        return float(raw) / (float(cluster_weight_u) * float(weight_v))
     return float(raw)
 
 

@@ -163,8 +163,8 @@ def heavy_best_kernel(vertex_weights, merge_key, partner, cluster_weight, max_we
             slot = table_used[base + position]
             u = table_keys[base + slot]
             raw = table_values[base + slot]
-            score = candidate_score_gpu(v, u, raw, vertex_weights, merge_key, partner, cluster_weight, max_weight,
-                                        weight_penalty, only_unmatched)
+            score = candidate_score_gpu(raw, partner[u], cluster_weight[u], vertex_weights[v], merge_key[v],
+                                        merge_key[u], max_weight, weight_penalty, only_unmatched)
             table_keys[base + slot] = -1  # emptied after the score's loads, which stores ahead of them would hold up
             table_values[base + slot] = 0
             if score > 0.0:
@@ -257,8 +257,8 @@ def heavy_listed_kernel(vertex_weights, merge_key, partner, cluster_weight, max_
         start = index * TOP_CANDIDATES
         for position in range(start, start + top_length[index]):
             u = top_ids[position]
-            score = candidate_score_gpu(v, u, top_raws[position], vertex_weights, merge_key, partner, cluster_weight,
-                                        max_weight, weight_penalty, only_unmatched)
+            score = candidate_score_gpu(top_raws[position], partner[u], cluster_weight[u], vertex_weights[v],
+                                        merge_key[v], merge_key[u], max_weight, weight_penalty, only_unmatched)
             best_score, best_priority, best = _consider(v, u, score, best_score, best_priority, best)
             if only_unmatched and best >= 0:
                 break  # listed in the order of these scores

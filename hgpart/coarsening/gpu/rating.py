@@ -175,8 +175,9 @@ def _best_in_table(v, keys, low, high, base, first, stride, count, vertex_weight
     for slot in range(base + first, base + count, stride):
         u = keys[slot]
         if u >= 0:
-            score = candidate_score_gpu(v, u, halves_value(low, high, slot), vertex_weights, merge_key, partner,
-                                        cluster_weight, max_weight, weight_penalty, only_unmatched)
+            score = candidate_score_gpu(halves_value(low, high, slot), partner[u], cluster_weight[u],
+                                        vertex_weights[v], merge_key[v], merge_key[u], max_weight, weight_penalty,
+                                        only_unmatched)
             best_score, best_priority, best = _consider(v, u, score, best_score, best_priority, best)
             keys[slot] = -1
             low[slot] = 0
