@@ -15,9 +15,11 @@ SEA 2018 (KaHyPar-MF), and its parallel k-way scheme in L. Gottesbüren, T. Heue
   pin v is an arc source -> v or v -> sink of capacity w(e) instead, one whose only pins in a and b are two
   region pins an edge of capacity w(e) in both directions (graphs, binary clauses); a net with fewer pins
   in a and b, or with pins outside the region on both sides, is left out.
-* Of the two minimum cuts (closest to the source, closest to the sink), the more balanced one that keeps
-  both blocks within their bounds replaces the region's sides if it cuts less than before; an improvement
-  is followed by another region around the new cut; a better but unbalanced cut halves alpha.
+* Of a chain of minimum cuts from the one closest to the source to the one closest to the sink (the
+  strongly connected components of the residual network, as KaHyPar-MF's most balanced minimum cut), the
+  most balanced one that keeps both blocks within their bounds replaces the region's sides if it cuts less
+  than before; an improvement is followed by another region around the new cut; a better cut that no
+  member of the chain can balance halves alpha.
 
 Why a pair's network measures km1 exactly: a net's km1 term counts its blocks; moving vertices between a
 and b changes only whether the net has pins in a and in b, which adds 1 to lambda(e) - 1 exactly when it
@@ -36,7 +38,7 @@ import numpy as np
 
 from ..config import FlowConfig
 from ..hypergraph import scatter_sum
-from .max_flow import INFINITE, max_flow, residual_graph, sink_side, source_side
+from .max_flow import INFINITE, max_flow, minimum_cut_ranks, residual_graph
 
 NO_CHANGE, IMPROVED, UNBALANCED = 0, 1, 2
 
@@ -274,12 +276,12 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
 @numba.njit(cache=True, nogil=True)
 def _apply_better_side(a, b, region, count, offsets, targets, residual, reverse, vertex_weights, partition,
                        block_weights, max_block_weights):
-    """Of the minimum cuts closest to the source and to the sink, apply the more balanced one that keeps
-    both blocks within their bounds (IMPROVED), or none (UNBALANCED)."""
-    reached = source_side(offsets, targets, residual, reverse, 0)
-    reaching = sink_side(offsets, targets, residual, reverse, 1)
+    """Of the chain of minimum cuts from the one closest to the source to the one closest to the sink
+    (:func:`.max_flow.minimum_cut_ranks`), apply the most balanced one that keeps both blocks within their
+    bounds, the one closer to the source on ties (IMPROVED), or none (UNBALANCED)."""
+    rank, cuts = minimum_cut_ranks(offsets, targets, residual, reverse, 0, 1)
     region_a, region_b = 0, 0
-    to_a_source, to_a_sink = 0, 0  # weight on a's side under each cut
+    to_a = np.zeros(cuts + 2, dtype=np.int64)  # region weight of each rank; then on a's side under cut j
     for i in range(count):
         v = region[i]
         w = vertex_weights[v]
@@ -287,31 +289,25 @@ def _apply_better_side(a, b, region, count, offsets, targets, residual, reverse,
             region_a += w
         else:
             region_b += w
-        if reached[2 + i]:
-            to_a_source += w
-        if not reaching[2 + i]:
-            to_a_sink += w
+        to_a[rank[2 + i]] += w
+    for j in range(1, cuts + 1):
+        to_a[j] += to_a[j - 1]
     base_a, base_b = block_weights[a] - region_a, block_weights[b] - region_b
     total = region_a + region_b
     best, best_load = -1, np.inf
-    for choice in range(2):
-        weight_a = base_a + (to_a_source if choice == 0 else to_a_sink)
-        weight_b = base_b + total - (to_a_source if choice == 0 else to_a_sink)
+    for j in range(cuts + 1):
+        weight_a = base_a + to_a[j]
+        weight_b = base_b + total - to_a[j]
         if weight_a <= max_block_weights[a] and weight_b <= max_block_weights[b]:
             load = max(weight_a / max(max_block_weights[a], 1), weight_b / max(max_block_weights[b], 1))
             if load < best_load:
-                best, best_load = choice, load
+                best, best_load = j, load
     if best < 0:
         return UNBALANCED
-    moved_to_a = 0
     for i in range(count):
-        v = region[i]
-        goes_to_a = reached[2 + i] if best == 0 else not reaching[2 + i]
-        partition[v] = a if goes_to_a else b
-        if goes_to_a:
-            moved_to_a += vertex_weights[v]
-    block_weights[a] = base_a + moved_to_a
-    block_weights[b] = base_b + total - moved_to_a
+        partition[region[i]] = a if rank[2 + i] <= best else b
+    block_weights[a] = base_a + to_a[best]
+    block_weights[b] = base_b + total - to_a[best]
     return IMPROVED
 
 

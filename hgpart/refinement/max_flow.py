@@ -193,3 +193,90 @@ def sink_side(offsets, targets, residual, reverse, sink):
     """bool[n]: the nodes that reach the sink over arcs with residual capacity; after :func:`max_flow`, the
     sink side of the minimum cut closest to the sink."""
     return _reachable(offsets, targets, residual, reverse, np.int64(sink), np.bool_(True))
+
+
+@numba.njit(cache=True, nogil=True)
+def minimum_cut_ranks(offsets, targets, residual, reverse, source, sink):
+    """A chain of minimum cuts from the one closest to the source to the one closest to the sink, after
+    :func:`max_flow` (J.-C. Picard and M. Queyranne, "On the structure of all minimum cuts in a network and
+    applications", Math. Programming Study 13, 1980; the most balanced minimum cut of KaHyPar-MF).
+
+    A node set that holds the source, not the sink, and that no arc with residual capacity leaves is the
+    source side of a minimum cut. The nodes neither reached from the source nor reaching the sink form
+    strongly connected components over the residual arcs; Tarjan's algorithm finishes each component after
+    every component it reaches, so the source's side plus the first j finished components is such a set
+    for every j.
+
+    Returns
+    -------
+    rank : int64[n]
+        0 for the nodes the source reaches, 1..count for the components in the order they finish, count + 1
+        for the nodes that reach the sink: cut j (0 <= j <= count) has ``rank <= j`` on the source side.
+    count : int
+        The number of components between the two sides.
+    """
+    n = offsets.shape[0] - 1
+    reached = source_side(offsets, targets, residual, reverse, source)
+    reaching = sink_side(offsets, targets, residual, reverse, sink)
+    rank = np.zeros(n, dtype=np.int64)
+    index = np.full(n, -1, dtype=np.int64)
+    low = np.empty(n, dtype=np.int64)
+    on_stack = np.zeros(n, dtype=np.bool_)
+    stack = np.empty(n, dtype=np.int64)  # Tarjan's stack of visited nodes
+    calls = np.empty(n, dtype=np.int64)  # the depth-first search's path, and each node's next arc
+    next_arc = np.empty(n, dtype=np.int64)
+    visited = 0
+    stacked = 0
+    count = 0
+    for root in range(n):
+        if reached[root] or reaching[root] or index[root] >= 0:
+            continue
+        depth = 0
+        calls[0] = root
+        index[root] = low[root] = visited
+        visited += 1
+        stack[stacked] = root
+        stacked += 1
+        on_stack[root] = True
+        next_arc[root] = offsets[root]
+        while depth >= 0:
+            v = calls[depth]
+            descended = False
+            while next_arc[v] < offsets[v + 1]:
+                arc = next_arc[v]
+                next_arc[v] += 1
+                w = targets[arc]
+                if residual[arc] <= 0 or reached[w] or reaching[w]:
+                    continue
+                if index[w] < 0:
+                    index[w] = low[w] = visited
+                    visited += 1
+                    stack[stacked] = w
+                    stacked += 1
+                    on_stack[w] = True
+                    next_arc[w] = offsets[w]
+                    depth += 1
+                    calls[depth] = w
+                    descended = True
+                    break
+                if on_stack[w]:
+                    low[v] = min(low[v], index[w])
+            if descended:
+                continue
+            if low[v] == index[v]:  # v roots a component: every component it reaches has finished
+                count += 1
+                while True:
+                    stacked -= 1
+                    w = stack[stacked]
+                    on_stack[w] = False
+                    rank[w] = count
+                    if w == v:
+                        break
+            depth -= 1
+            if depth >= 0:
+                parent = calls[depth]
+                low[parent] = min(low[parent], low[v])
+    for v in range(n):
+        if reaching[v]:
+            rank[v] = count + 1
+    return rank, count

@@ -14,7 +14,7 @@ from hgpart.config import FlowConfig
 from hgpart.hypergraph import scatter_sum
 from hgpart.metrics import max_block_weight
 from hgpart.refinement.flows import flow_refine, flow_rounds
-from hgpart.refinement.max_flow import max_flow, residual_graph, sink_side, source_side
+from hgpart.refinement.max_flow import max_flow, minimum_cut_ranks, residual_graph, sink_side, source_side
 
 from ..helpers import IBM01, random_hypergraph
 from ..naive import metrics_naive
@@ -91,6 +91,13 @@ def test_max_flow_equals_scipys_and_finds_the_same_closest_minimum_cuts(seed):
     for side in (reached, ~reaching):
         assert side[0] and not side[nodes - 1]
         assert capacities[side[tails] & ~side[heads]].sum() == value  # a cut of the flow's value
+    rank, cuts = minimum_cut_ranks(offsets, targets, residual, reverse, 0, nodes - 1)
+    np.testing.assert_array_equal(rank == 0, reached)
+    np.testing.assert_array_equal(rank == cuts + 1, reaching)
+    for j in range(cuts + 1):  # every member of the chain is a minimum cut
+        side = rank <= j
+        assert side[0] and not side[nodes - 1]
+        assert capacities[side[tails] & ~side[heads]].sum() == value
 
 
 def brute_force_min_cut(nets, n, net_weights, fixed):
