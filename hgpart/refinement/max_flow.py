@@ -231,46 +231,43 @@ def minimum_cut_ranks(offsets, targets, residual, reverse, source, sink):
     for root in range(n):
         if reached[root] or reaching[root] or index[root] >= 0:
             continue
-        depth = 0
-        calls[0] = root
-        index[root] = low[root] = visited
-        visited += 1
-        stack[stacked] = root
-        stacked += 1
-        on_stack[root] = True
-        next_arc[root] = offsets[root]
-        while depth >= 0:
+        depth = -1
+        w = root  # the node to visit next, -1 none
+        while True:
+            if w >= 0:
+                index[w] = low[w] = visited
+                visited += 1
+                stack[stacked] = w
+                stacked += 1
+                on_stack[w] = True
+                next_arc[w] = offsets[w]
+                depth += 1
+                calls[depth] = w
+                w = -1
+            if depth < 0:
+                break
             v = calls[depth]
-            descended = False
             while next_arc[v] < offsets[v + 1]:
                 arc = next_arc[v]
                 next_arc[v] += 1
-                w = targets[arc]
-                if residual[arc] <= 0 or reached[w] or reaching[w]:
+                u = targets[arc]
+                if residual[arc] <= 0 or reached[u] or reaching[u]:
                     continue
-                if index[w] < 0:
-                    index[w] = low[w] = visited
-                    visited += 1
-                    stack[stacked] = w
-                    stacked += 1
-                    on_stack[w] = True
-                    next_arc[w] = offsets[w]
-                    depth += 1
-                    calls[depth] = w
-                    descended = True
+                if index[u] < 0:
+                    w = u  # descend
                     break
-                if on_stack[w]:
-                    low[v] = min(low[v], index[w])
-            if descended:
+                if on_stack[u]:
+                    low[v] = min(low[v], index[u])
+            if w >= 0:
                 continue
             if low[v] == index[v]:  # v roots a component: every component it reaches has finished
                 count += 1
                 while True:
                     stacked -= 1
-                    w = stack[stacked]
-                    on_stack[w] = False
-                    rank[w] = count
-                    if w == v:
+                    u = stack[stacked]
+                    on_stack[u] = False
+                    rank[u] = count
+                    if u == v:
                         break
             depth -= 1
             if depth >= 0:
