@@ -139,7 +139,7 @@ def _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incid
                    pin_counts, block_weights, k)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, nogil=True)
 def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
                     block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap, keys, position, size,
                     targets, connected, adjacent_nets, common):
@@ -186,15 +186,14 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         target, g = _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
                           pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected,
                           adjacent_nets, common)
-        if target < 0:
-            heap_pop(heap, keys, position, size)
-            continue
-        if g != keys[v] or target != targets[v]:
+        if target >= 0 and (g != keys[v] or target != targets[v]):
             targets[v] = target
             heap_push_or_update(heap, keys, position, size, np.int64(v), g)
             if heap[0] != v:
                 continue
-        heap_pop(heap, keys, position, size)
+        heap_pop(heap, keys, position, size)  # one call site of each heap operation: each is inlined
+        if target < 0:
+            continue
         sources[num_moves] = partition[v]
         moved[num_moves] = v
         num_moves += 1

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from .gains import apply_move, roll_back, track_best_prefix
-from .heap import heap_pop, heap_push_or_update
+from .heap import inlined_heap_pop, inlined_heap_push_or_update
 
 
 @numba.njit(cache=True, inline="always")
@@ -75,10 +75,9 @@ def delta_gain(w, in_source, in_target, own, side, target):
 @numba.njit(cache=True, inline="always")
 def bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b):
     """Add ``delta`` to x's key in the heap of its side (``heap_a`` when x is in block a), inserting it."""
-    if partition[x] == a:
-        heap_push_or_update(heap_a, keys, positions, size_a, np.int64(x), keys[x] + delta)
-    else:
-        heap_push_or_update(heap_b, keys, positions, size_b, np.int64(x), keys[x] + delta)
+    own = partition[x] == a  # one call site: the heap's operations are inlined, each copy compiles anew
+    inlined_heap_push_or_update(heap_a if own else heap_b, keys, positions, size_a if own else size_b, np.int64(x),
+                        keys[x] + delta)
 
 
 @numba.njit(cache=True, inline="always")
@@ -133,7 +132,7 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
         side = pick_side(0, 1, heap0, size0, heap1, size1, keys, vertex_weights, block_weights, max_block_weights)
         if side < 0:
             break
-        v = heap_pop(heap0, keys, positions, size0) if side == 0 else heap_pop(heap1, keys, positions, size1)
+        v = inlined_heap_pop(heap0 if side == 0 else heap1, keys, positions, size0 if side == 0 else size1)
         free[v] = False
         target = 1 - side
         count = 0

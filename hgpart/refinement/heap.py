@@ -2,9 +2,12 @@
 
 Key order: larger ``keys[v]`` first, ties to the smaller vertex id. ``position[v]`` is -1 when v is out.
 State: ``heap`` (int64[n]), ``keys`` (int64[n]), ``position`` (int64[n]), ``size`` (int64[1]). int64
-indices and shifts instead of floor division make an update about twice as fast as with int32, and
-inlining every operation into its caller a third faster again (FM's passes make tens of thousands of
-updates, each a few dozen instructions).
+indices and shifts instead of floor division make an update about twice as fast as with int32.
+
+Each operation comes compiled twice from one source: ``heap_*`` are called, ``inlined_heap_*`` are inlined
+into the caller's code. 2-way FM's passes (:mod:`.fm2`), which make tens of thousands of updates of a few
+dozen instructions each, run a third faster with them inlined; every inlined copy costs a second or two of
+compilation on the first run, so other callers call.
 """
 
 from __future__ import annotations
@@ -52,8 +55,7 @@ def _sift_down(heap, keys, position, size, i):
     position[v] = i
 
 
-@numba.njit(cache=True, inline="always")
-def heap_push_or_update(heap, keys, position, size, v, key):
+def _push_or_update(heap, keys, position, size, v, key):
     if position[v] < 0:
         keys[v] = key
         heap[size[0]] = v
@@ -69,8 +71,7 @@ def heap_push_or_update(heap, keys, position, size, v, key):
             _sift_down(heap, keys, position, size[0], position[v])
 
 
-@numba.njit(cache=True, inline="always")
-def heap_remove(heap, keys, position, size, v):
+def _remove(heap, keys, position, size, v):
     i = position[v]
     if i < 0:
         return
@@ -84,11 +85,17 @@ def heap_remove(heap, keys, position, size, v):
         _sift_up(heap, keys, position, position[last])
 
 
-@numba.njit(cache=True, inline="always")
-def heap_pop(heap, keys, position, size):
+def _pop(heap, keys, position, size):
     v = heap[0]
     heap_remove(heap, keys, position, size, v)
     return v
+
+
+heap_push_or_update = numba.njit(cache=True, nogil=True)(_push_or_update)
+heap_remove = numba.njit(cache=True, nogil=True)(_remove)
+heap_pop = numba.njit(cache=True, nogil=True)(_pop)
+inlined_heap_push_or_update = numba.njit(cache=True, inline="always")(_push_or_update)
+inlined_heap_pop = numba.njit(cache=True, inline="always")(_pop)
 
 
 def new_heap(n: int):

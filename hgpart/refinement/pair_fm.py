@@ -88,7 +88,7 @@ def pair_fm_pass(a, b, block_offsets, block_members, net_offsets, pin_vertices, 
                          max_block_weights)
         if side < 0:
             break
-        v = heap_pop(heap_a, keys, positions, size_a) if side == a else heap_pop(heap_b, keys, positions, size_b)
+        v = heap_pop(heap_a if side == a else heap_b, keys, positions, size_a if side == a else size_b)
         free[v] = False
         target = b if side == a else a
         for q in range(vertex_offsets[v], vertex_offsets[v + 1]):  # the delta rules of .fm2
