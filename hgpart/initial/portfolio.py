@@ -68,6 +68,24 @@ def _key_before(unbalanced, objective, overload, run, other_unbalanced, other_ob
 
 
 @numba.njit(cache=True, nogil=True)
+def _repeats_earlier(partitions, objectives, order, i):
+    """Whether run ``order[i]`` has the same partition as a run before it in ``order``: FM, which is
+    deterministic, would make the same of it, and the earlier run wins the tie."""
+    run = order[i]
+    for j in range(i):
+        earlier = order[j]
+        if objectives[earlier] == objectives[run]:
+            same = True
+            for v in range(partitions.shape[1]):
+                if partitions[earlier, v] != partitions[run, v]:
+                    same = False
+                    break
+            if same:
+                return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
 def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                       vertex_weights, fixed_side, movable, target0, max_weights, cut_objective, lp_rounds,
                       fm_candidates, fm_passes, fruitless_limit, max_update_net_size, min_improvement):
@@ -104,8 +122,8 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
                                                                 overloads[order[0]], order[0])
     for i in range(min(fm_candidates, count)):
         run = order[i]
-        if unbalanced[run]:  # FM cannot repair
-            continue
+        if unbalanced[run] or _repeats_earlier(partitions, objectives, order, i):  # FM cannot repair; or FM
+            continue                                                               # would repeat itself
         partition = partitions[run].copy()
         pin_counts, block_weights = refine_serial(
             net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
@@ -175,7 +193,11 @@ def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: 
     jobs = list(enumerate(code for _ in range(runs) for code in codes))
     candidates = sorted(in_threads(one_run, jobs, workers), key=lambda item: item[0])
     best_key, best = candidates[0]
-    balanced = [candidate for candidate in candidates[:fm_candidates] if not candidate[0][0]]  # FM cannot repair
+    balanced, seen = [], set()  # FM cannot repair the others; a partition seen before would come out the same
+    for key, partition in candidates[:fm_candidates]:
+        if not key[0] and partition.tobytes() not in seen:
+            seen.add(partition.tobytes())
+            balanced.append((key, partition))
     for key, partition in in_threads(with_fm, balanced, workers):
         if key < best_key:
             best_key, best = key, partition
