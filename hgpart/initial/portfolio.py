@@ -138,7 +138,8 @@ def _portfolio_serial(codes, run_seeds, net_offsets, pin_vertices, vertex_offset
 
 
 def bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int, config: InitialConfig,
-           label_propagation: LabelPropagationConfig, fm: FMConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
+           label_propagation: LabelPropagationConfig, fm: FMConfig, cut_objective: bool,
+           workers: int = 1) -> np.ndarray:
     """Best bipartition (int32[n], sides 0/1) with side weights at most ``max_weights`` (int64[2]) if any run
     reaches that; otherwise the least imbalanced run.
 
