@@ -472,7 +472,7 @@ def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: Fl
         False for fixed vertices.
     input_level : bool
         Whether this is the input level; on coarser ones pairs with at most ``config.coarse_min_pair_cut`` of
-        cut weight are skipped.
+        cut weight are skipped, and rounds stop after ``config.coarse_rounds``.
     """
     from ..metrics import evaluate
 
@@ -490,6 +490,7 @@ def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: Fl
     flow_rounds(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights.astype(np.int64),
                 h.vertex_weights.astype(np.int64), partition, block_weights, max_block_weights, k, movable,
                 cut_objective, float(epsilon), float(config.alpha), config.max_distance, config.max_net_size,
-                config.rounds, float(config.min_improvement), int(objective), numba.get_num_threads(),
+                config.rounds if input_level else config.coarse_rounds, float(config.min_improvement), int(objective),
+                numba.get_num_threads(),
                 0 if input_level else config.coarse_min_pair_cut)
     return partition

@@ -218,3 +218,19 @@ def test_coarse_levels_skip_pairs_whose_cut_is_small():
     on_input = flow_refine(h, partition, k, bounds, 0.03, everything, input_level=True)
     assert np.array_equal(on_input, flow_refine(h, partition, k, bounds, 0.03, FlowConfig(coarse_min_pair_cut=0)))
     assert not np.array_equal(on_input, partition)
+
+
+def test_coarse_levels_stop_after_their_rounds():
+    h = read_hypergraph(IBM01)
+    k = 4
+    partition = (np.arange(h.num_vertices) * k // h.num_vertices).astype(np.int32)
+    bounds = np.full(k, max_block_weight(h.total_vertex_weight, k, 0.03), dtype=np.int64)
+    config = dict(levels="all", coarse_min_pair_cut=0, min_improvement=0.0)
+    one, three = FlowConfig(rounds=1, **config), FlowConfig(rounds=3, **config)
+    assert not np.array_equal(flow_refine(h, partition, k, bounds, 0.03, one),
+                              flow_refine(h, partition, k, bounds, 0.03, three))  # the later rounds gain
+    coarse_one = FlowConfig(rounds=3, coarse_rounds=1, **config)
+    assert np.array_equal(flow_refine(h, partition, k, bounds, 0.03, coarse_one, input_level=False),
+                          flow_refine(h, partition, k, bounds, 0.03, one))
+    assert np.array_equal(flow_refine(h, partition, k, bounds, 0.03, coarse_one, input_level=True),
+                          flow_refine(h, partition, k, bounds, 0.03, three))
