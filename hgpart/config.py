@@ -219,6 +219,8 @@ class FlowConfig:
         (Mt-KaHyPar's skip_small_cuts skips those of at most 10).
     coarse_rounds : int
         At most this many rounds on levels coarser than the input (docs/tuning.md, "flows.coarse_rounds = 1").
+    coarse_alpha : float
+        ``alpha`` on levels coarser than the input (docs/tuning.md, "flows.coarse_alpha = 8").
     """
 
     levels: str = "all"
@@ -229,6 +231,7 @@ class FlowConfig:
     min_improvement: float = 0.001
     coarse_min_pair_cut: int = 10
     coarse_rounds: int = 1
+    coarse_alpha: float = 8.0
 
     def __post_init__(self):
         if self.levels not in ("none", "last", "input", "all"):
@@ -411,7 +414,7 @@ PRESETS = {
                  fm=FMConfig(passes=1, fruitless_moves=100), jet=JetConfig(rounds=8), policy=PolicyConfig(v_cycles=0)),
     "default": {},
     "quality": dict(communities=CommunityConfig(max_pins=UNBOUNDED), initial=InitialConfig(runs=16, fm_candidates=80),
-                    flows=FlowConfig(rounds=4, coarse_rounds=4),
+                    flows=FlowConfig(rounds=4, coarse_rounds=4, coarse_alpha=16.0),
                     label_propagation=LabelPropagationConfig(rounds=8),
                     fm=FMConfig(passes=20, fruitless_moves=1000), jet=JetConfig(rounds=48),
                     policy=PolicyConfig(v_cycles=2, device_v_cycle_max_pins=UNBOUNDED, large_input_fm_candidates=20,

@@ -220,17 +220,20 @@ def test_coarse_levels_skip_pairs_whose_cut_is_small():
     assert not np.array_equal(on_input, partition)
 
 
-def test_coarse_levels_stop_after_their_rounds():
+def test_coarse_levels_take_their_own_rounds_and_alpha():
     h = read_hypergraph(IBM01)
     k = 4
     partition = (np.arange(h.num_vertices) * k // h.num_vertices).astype(np.int32)
     bounds = np.full(k, max_block_weight(h.total_vertex_weight, k, 0.03), dtype=np.int64)
-    config = dict(levels="all", coarse_min_pair_cut=0, min_improvement=0.0)
-    one, three = FlowConfig(rounds=1, **config), FlowConfig(rounds=3, **config)
-    assert not np.array_equal(flow_refine(h, partition, k, bounds, 0.03, one),
-                              flow_refine(h, partition, k, bounds, 0.03, three))  # the later rounds gain
-    coarse_one = FlowConfig(rounds=3, coarse_rounds=1, **config)
-    assert np.array_equal(flow_refine(h, partition, k, bounds, 0.03, coarse_one, input_level=False),
-                          flow_refine(h, partition, k, bounds, 0.03, one))
-    assert np.array_equal(flow_refine(h, partition, k, bounds, 0.03, coarse_one, input_level=True),
-                          flow_refine(h, partition, k, bounds, 0.03, three))
+
+    def refined(input_level=True, **settings):
+        config = FlowConfig(**{**dict(levels="all", coarse_min_pair_cut=0, min_improvement=0.0), **settings})
+        return flow_refine(h, partition, k, bounds, 0.03, config, input_level=input_level)
+
+    one, three = refined(rounds=1), refined(rounds=3)
+    assert not np.array_equal(one, three)  # the later rounds gain
+    assert np.array_equal(refined(False, rounds=3, coarse_rounds=1, coarse_alpha=16.0), one)
+    assert np.array_equal(refined(True, rounds=3, coarse_rounds=1, coarse_alpha=2.0), three)
+    small = refined(rounds=3, alpha=2.0)
+    assert not np.array_equal(small, three)  # smaller regions find other cuts
+    assert np.array_equal(refined(False, rounds=1, coarse_rounds=3, coarse_alpha=2.0), small)
