@@ -220,7 +220,8 @@ class FlowConfig:
     coarse_rounds : int
         At most this many rounds on levels coarser than the input (docs/tuning.md, "flows.coarse_rounds = 1").
     coarse_alpha : float
-        ``alpha`` on levels coarser than the input (docs/tuning.md, "flows.coarse_alpha = 8").
+        ``alpha`` on levels coarser than the input when k > 2 (docs/tuning.md, "flows.coarse_alpha = 8"); with
+        k = 2 the coarse levels' one pair keeps ``alpha``, whose larger regions cost little time there.
     """
 
     levels: str = "all"

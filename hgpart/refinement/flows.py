@@ -472,7 +472,7 @@ def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: Fl
         False for fixed vertices.
     input_level : bool
         Whether this is the input level; on coarser ones pairs with at most ``config.coarse_min_pair_cut`` of
-        cut weight are skipped, regions grow to ``config.coarse_alpha`` and rounds stop after
+        cut weight are skipped, regions grow to ``config.coarse_alpha`` (k > 2) and rounds stop after
         ``config.coarse_rounds``.
     """
     from ..metrics import evaluate
@@ -489,7 +489,8 @@ def flow_refine(hypergraph, partition, k, max_block_weights, epsilon, config: Fl
     if objective == 0:
         return partition
     alpha, rounds, min_pair_cut = ((config.alpha, config.rounds, 0) if input_level else
-                                   (config.coarse_alpha, config.coarse_rounds, config.coarse_min_pair_cut))
+                                   (config.coarse_alpha if k > 2 else config.alpha, config.coarse_rounds,
+                                    config.coarse_min_pair_cut))
     flow_rounds(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights.astype(np.int64),
                 h.vertex_weights.astype(np.int64), partition, block_weights, max_block_weights, k, movable,
                 cut_objective, float(epsilon), float(alpha), config.max_distance, config.max_net_size, rounds,

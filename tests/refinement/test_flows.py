@@ -237,3 +237,14 @@ def test_coarse_levels_take_their_own_rounds_and_alpha():
     small = refined(rounds=3, alpha=2.0)
     assert not np.array_equal(small, three)  # smaller regions find other cuts
     assert np.array_equal(refined(False, rounds=1, coarse_rounds=3, coarse_alpha=2.0), small)
+
+
+def test_with_two_blocks_coarse_levels_keep_alpha():
+    h = read_hypergraph(IBM01)
+    partition = (np.arange(h.num_vertices) * 2 // h.num_vertices).astype(np.int32)
+    bounds = np.full(2, max_block_weight(h.total_vertex_weight, 2, 0.03), dtype=np.int64)
+    settings = dict(levels="all", coarse_min_pair_cut=0, rounds=2, coarse_rounds=2)
+    wide = flow_refine(h, partition, 2, bounds, 0.03, FlowConfig(alpha=16.0, **settings))
+    assert not np.array_equal(wide, flow_refine(h, partition, 2, bounds, 0.03, FlowConfig(alpha=1.0, **settings)))
+    coarse = FlowConfig(alpha=16.0, coarse_alpha=1.0, **settings)
+    assert np.array_equal(flow_refine(h, partition, 2, bounds, 0.03, coarse, input_level=False), wide)
