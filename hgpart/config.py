@@ -444,8 +444,8 @@ def make_config(k: int, epsilon: float = 0.03, objective: str = "km1", seed: int
 
 @dataclass(frozen=True)
 class TriangleConfig:
-    """Triangle counting (after Low et al., HPEC 2017): how the work is cut into tasks. Both devices cut it the same way, so
-    they count the same triangles per task and list them in the same order.
+    """Triangle counting (after Low et al., HPEC 2017): how the work is cut into tasks. Both devices cut it the
+    same way, so they count the same triangles per task and list them in the same order.
 
     Attributes
     ----------

@@ -191,7 +191,7 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
             heap_push_or_update(heap, keys, position, size, np.int64(v), g)
             if heap[0] != v:
                 continue
-        heap_pop(heap, keys, position, size)  # one call site of each heap operation: each is inlined
+        heap_pop(heap, keys, position, size)
         if target < 0:
             continue
         sources[num_moves] = partition[v]

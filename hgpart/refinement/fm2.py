@@ -76,8 +76,8 @@ def delta_gain(w, in_source, in_target, own, side, target):
 def bump(x, delta, a, partition, heap_a, heap_b, keys, positions, size_a, size_b):
     """Add ``delta`` to x's key in the heap of its side (``heap_a`` when x is in block a), inserting it."""
     own = partition[x] == a  # one call site: the heap's operations are inlined, each copy compiles anew
-    inlined_heap_push_or_update(heap_a if own else heap_b, keys, positions, size_a if own else size_b, np.int64(x),
-                        keys[x] + delta)
+    inlined_heap_push_or_update(heap_a if own else heap_b, keys, positions, size_a if own else size_b,
+                                np.int64(x), keys[x] + delta)
 
 
 @numba.njit(cache=True, inline="always")
