@@ -28,8 +28,8 @@ def candidate_score(raw, partner_u, cluster_weight_u, weight_v, key_v, key_u, ma
     ``raw`` is the fixed-point similarity (int64); with ``weight_penalty`` it is divided by c(u) c(v).
     ``partner_u`` is u's partner (-1 unmatched), ``cluster_weight_u`` the weight of u's cluster, ``weight_v``
     v's weight and ``key_v``, ``key_u`` their merge keys (-1 none). Scalars, not the arrays they come from:
-    on the CPU, every array passed to a helper costs an atomic reference count up and down per call, three
-    times the helper's own work in the rating loop. The same arithmetic runs on the GPU, so both pick the
+    on the CPU, every array passed to a helper costs an atomic reference count up and down per call, more
+    than the helper's own work in the rating loop. The same arithmetic runs on the GPU, so both pick the
     same partner. Returns a float64.
     """
     if only_unmatched and partner_u >= 0:

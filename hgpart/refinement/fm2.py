@@ -11,7 +11,7 @@ Each side has its own max-heap of free vertices keyed by gain; a step takes the 
 whose move keeps its target within bound (ties: out of the heavier side). Moves after the best prefix
 are rolled back. A move's gain deltas are summed per vertex before its heap key changes: a vertex that
 shares several nets with the moved one changes its key once, not once per net (on the coarse levels of
-the initial partitioning, where a vertex has dozens of nets, half the heap updates), and since the heaps
+the initial partitioning a vertex has dozens of nets), and since the heaps
 order by (gain, vertex id), which vertex comes out next does not depend on the order of the updates.
 """
 

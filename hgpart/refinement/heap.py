@@ -6,8 +6,8 @@ indices and shifts instead of floor division make an update about twice as fast 
 
 Each operation comes compiled twice from one source: ``heap_*`` are called, ``inlined_heap_*`` are inlined
 into the caller's code. 2-way FM's passes (:mod:`.fm2`), which make tens of thousands of updates of a few
-dozen instructions each, run a third faster with them inlined; every inlined copy costs a second or two of
-compilation on the first run, so other callers call.
+dozen instructions each, run markedly faster with them inlined; every inlined copy costs seconds of
+compilation on the first run, so other callers call (docs/tuning.md, "Inlined heaps cost compile time").
 """
 
 from __future__ import annotations

@@ -10,7 +10,8 @@ the tail of the first saturated arc; a node without an admissible arc is relabel
 least labelled residual neighbour. When a label loses its last node (a gap), the nodes above it, the source
 among them, no longer reach the sink and the flow is maximum. Dinic's algorithm, which this replaced,
 recomputes every distance by a breadth-first search per phase; on the flow refiner's region networks the
-labels, with a global relabelling now and then, find the same cuts in 0.4 of the time (docs/tuning.md).
+labels, with a global relabelling now and then, find the same cuts much sooner (docs/tuning.md, "Maximum
+flows by distance labels").
 
 Whatever maximum flow an algorithm finds, the nodes the source reaches in its residual graph (and those that
 reach the sink) are the same: the minimum cut closest to the source (and to the sink) is unique. The flow
