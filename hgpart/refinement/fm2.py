@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from .gains import apply_move, roll_back, track_best_prefix
-from .heap import inlined_heap_pop, inlined_heap_push_or_update
+from .heap import heap_push_or_update, inlined_heap_pop, inlined_heap_push_or_update
 
 
 @numba.njit(cache=True, inline="always")
@@ -117,7 +117,8 @@ def fm2_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weigh
             keys[v], touches = two_way_gain(v, own, 1 - own, net_offsets, vertex_offsets, incident_nets,
                                             net_weights, pin_counts, 2, 1)
             if touches:
-                bump(v, 0, 0, partition, heap0, heap1, keys, positions, size0, size1)
+                heap_push_or_update(heap0 if own == 0 else heap1, keys, positions, size0 if own == 0 else size1,
+                                    np.int64(v), keys[v])  # called: the pass's loop inlines the only copy
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     pending = np.zeros(n, dtype=np.int64)  # the move's gain deltas, per vertex
