@@ -262,8 +262,8 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
         flow = max_flow(offsets, targets, residual, reverse, 0, 1)
         if flow >= cut_now:
             break  # a smaller region has no smaller cut
-        outcome = _apply_better_side(a, b, region, count, offsets, targets, residual, reverse, vertex_weights,
-                                     partition, block_weights, max_block_weights)
+        outcome = _apply_most_balanced_cut(a, b, region, count, offsets, targets, residual, reverse,
+                                           vertex_weights, partition, block_weights, max_block_weights)
         if outcome == UNBALANCED:
             alpha /= 2.0
             continue
@@ -274,8 +274,8 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
 
 
 @numba.njit(cache=True, nogil=True)
-def _apply_better_side(a, b, region, count, offsets, targets, residual, reverse, vertex_weights, partition,
-                       block_weights, max_block_weights):
+def _apply_most_balanced_cut(a, b, region, count, offsets, targets, residual, reverse, vertex_weights,
+                             partition, block_weights, max_block_weights):
     """Of the chain of minimum cuts from the one closest to the source to the one closest to the sink
     (:func:`.max_flow.minimum_cut_ranks`), apply the most balanced one that keeps both blocks within their
     bounds, the one closer to the source on ties (IMPROVED), or none (UNBALANCED)."""
