@@ -133,8 +133,10 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
     path = Graph.from_edges(5, [0, 1, 2, 3], [1, 2, 3, 4])
     level, _ = integer_level(path)
     last_touched = np.full(5, -1, dtype=np.int32)
-    host_moving._mark_touched(level["offsets"], level["neighbors"], np.array([-1, -1, 4, -1, -1], np.int32),
-                              last_touched, 7)
+    unchanged = np.arange(5, dtype=np.int32)
+    host_moving._mark_touched(level["offsets"], level["neighbors"], level["weights"],
+                              np.array([-1, -1, 4, -1, -1], np.int32), unchanged, unchanged, last_touched, 7,
+                              np.empty(5, np.int64))
     assert last_touched.tolist() == [-1, 7, 7, 7, -1]
     clusters = np.arange(5, dtype=np.int32)
     cluster_zeta = level["zeta"].astype(np.int64)
@@ -148,6 +150,27 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
     assert everyone[0] >= 0  # vertex 0 would move when looked at
     assert host_moving._move_round(*arguments, last_touched, 6) == np.count_nonzero(everyone[1:4] >= 0)
     assert targets[0] == -1 and targets[4] == -1 and np.array_equal(targets[1:4], everyone[1:4])
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_inside_weight_follows_the_movers_edges(seed):
+    """The change _mark_touched returns from the movers' edges alone equals the change of the weight inside
+    clusters recounted over every edge, with movers next to movers, moves into and out of shared clusters."""
+    rng = np.random.default_rng(seed)
+    level, _ = integer_level(random_graph(seed, n=120, m=500))
+    n = 120
+    clusters = rng.integers(0, 12, n).astype(np.int32)
+    previous = np.empty(n, dtype=np.int32)
+    moved = np.zeros(n, dtype=np.bool_)
+    cluster_zeta = np.zeros(n, dtype=np.int64)
+    before = host_moving._inside(level, clusters)
+    targets = np.where(rng.random(n) < 0.4, rng.integers(0, 12, n), -1).astype(np.int32)
+    targets[targets == clusters] = -1
+    host_moving._apply_moves(clusters, targets, previous, moved, level["zeta"], cluster_zeta)
+    change = host_moving._mark_touched(level["offsets"], level["neighbors"], level["weights"], targets, previous,
+                                       clusters, np.full(n, -1, np.int32), 0, np.empty(n, np.int64))
+    assert np.count_nonzero(targets >= 0) > 10 and change != 0
+    assert before + change == host_moving._inside(level, clusters)
 
 
 def test_no_vertex_moves_straight_back():

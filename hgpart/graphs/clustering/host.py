@@ -69,12 +69,11 @@ def colours(salt, n):
     return blue
 
 
-@numba.njit(cache=True)
+@numba.njit(parallel=True, cache=True)
 def _best_candidates(mode, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre, best):
-    """best[v] = the candidate u of largest gain in the step ``mode`` (ties: smaller u), or -1; returns how
-    many have one. Arrays as in a level, partner/proposal/best int32[n], blue/centre int8[n]."""
-    found = 0
-    for v in range(offsets.shape[0] - 1):
+    """best[v] = the candidate u of largest gain in the step ``mode`` (ties: smaller u), or -1; vertices in
+    parallel. Arrays as in a level, partner/proposal/best int32[n], blue/centre int8[n]."""
+    for v in numba.prange(offsets.shape[0] - 1):
         chosen = -1
         best_gain = int64(0)
         if partner[v] < 0:
@@ -85,10 +84,7 @@ def _best_candidates(mode, offsets, neighbors, weights, two_omega, zeta, partner
                 if gain > best_gain or (gain == best_gain and gain > 0 and u < chosen):
                     best_gain = gain
                     chosen = u
-        if chosen >= 0:
-            found += 1
         best[v] = chosen
-    return found
 
 
 @numba.njit(cache=True)
@@ -172,7 +168,7 @@ def satellite_targets(level: dict, partner: np.ndarray) -> np.ndarray:
     centre = centres(level["offsets"], level["neighbors"], level["zeta"])
     target = np.empty(n, dtype=np.int32)
     _best_candidates(SATELLITE, level["offsets"], level["neighbors"], level["weights"], level["two_omega"],
-                     level["zeta"], partner, target, centre, centre, target)
+                     level["zeta"], partner, partner, centre, centre, target)  # no proposals here
     return target
 
 

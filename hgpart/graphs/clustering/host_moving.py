@@ -3,7 +3,8 @@ clustering on a level: the njit CPU twin of :mod:`.device_moving`.
 
 Each round rates every active vertex's moves against the same clusters, vertices in parallel, each numba
 thread summing the vertex's links per neighbouring cluster in its own row of a dense scratch; then every
-vertex with a positive gain moves at once.
+vertex with a positive gain moves at once. The weight inside clusters is then updated from the movers' edges
+alone, as on the device, so each round's modularity is exact without a pass over every edge.
 """
 
 from __future__ import annotations
@@ -44,9 +45,9 @@ def _fill_cluster_zeta(clusters, zeta, cluster_zeta):
 
 
 @numba.njit(parallel=True, cache=True)
-def _scaled_modularity(offsets, neighbors, weights, loops, two_omega, clusters, cluster_zeta):
-    """4Ω² times the modularity of ``clusters``, whose ζ(C) are ``cluster_zeta`` (exact integer: the parallel
-    sums are the same in any order)."""
+def _inside_weight(offsets, neighbors, weights, loops, clusters):
+    """The weight inside clusters, loops included (exact integer: the parallel sums are the same in any
+    order)."""
     n = offsets.shape[0] - 1
     row_inside = np.empty(n, dtype=np.int64)
     for v in numba.prange(n):  # no scalar reduction across the prange: numba 0.68.0's parfor pass fails on it
@@ -57,16 +58,27 @@ def _scaled_modularity(offsets, neighbors, weights, loops, two_omega, clusters, 
                 row += weights[p]
         row_inside[v] = row
     inside = int64(0)
-    squares = int64(0)
     for v in range(n):
         inside += row_inside[v]
-        squares += cluster_zeta[v] * cluster_zeta[v]
-    return 2 * two_omega * inside - squares
+    return inside
 
 
-def _level_modularity(level: dict, clusters: np.ndarray, cluster_zeta: np.ndarray) -> int:
-    return int(_scaled_modularity(level["offsets"], level["neighbors"], level["weights"], level["loops"],
-                                  level["two_omega"], clusters, cluster_zeta))
+@numba.njit(cache=True)
+def _square_sum(values):
+    """Σ values² (int64)."""
+    total = int64(0)
+    for value in values:
+        total += value * value
+    return total
+
+
+def _scaled_value(level: dict, inside: int, cluster_zeta: np.ndarray) -> int:
+    """4Ω² times the modularity of clusters with ``inside`` weight inside them and ζ(C) ``cluster_zeta``."""
+    return 2 * int(level["two_omega"]) * inside - int(_square_sum(cluster_zeta))
+
+
+def _inside(level: dict, clusters: np.ndarray) -> int:
+    return int(_inside_weight(level["offsets"], level["neighbors"], level["weights"], level["loops"], clusters))
 
 
 def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
@@ -84,7 +96,7 @@ def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
     """
     cluster_zeta = np.empty(clusters.shape[0], dtype=np.int64)
     _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
-    return _level_modularity(level, clusters, cluster_zeta)
+    return _scaled_value(level, _inside(level, clusters), cluster_zeta)
 
 
 @numba.njit(parallel=True, cache=True)
@@ -128,14 +140,30 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
     return movers
 
 
-@numba.njit(cache=True)
-def _mark_touched(offsets, neighbors, targets, last_touched, round_index):
-    """last_touched[v] = round_index for every mover and every neighbour of one."""
-    for v in range(offsets.shape[0] - 1):
+@numba.njit(parallel=True, cache=True)
+def _mark_touched(offsets, neighbors, weights, targets, previous, clusters, last_touched, round_index, row_change):
+    """last_touched[v] = round_index for every mover and every neighbour of one (threads that write one entry
+    write the same value); returns how the weight inside clusters changed, from the movers' edges alone (each
+    edge once: from v's side unless u moved too and u < v), so that the round's modularity stays exact
+    without a pass over every edge. ``row_change`` is int64[n] scratch."""
+    n = offsets.shape[0] - 1
+    for v in numba.prange(n):
+        change = int64(0)
         if targets[v] >= 0:
             last_touched[v] = round_index
             for p in range(offsets[v], offsets[v + 1]):
-                last_touched[neighbors[p]] = round_index
+                u = neighbors[p]
+                last_touched[u] = round_index
+                if v < u or targets[u] < 0:
+                    before = previous[v] == previous[u]
+                    after = clusters[v] == clusters[u]
+                    if before != after:
+                        change += weights[p] if after else -weights[p]
+        row_change[v] = change
+    total = int64(0)
+    for v in range(n):
+        total += row_change[v]
+    return total
 
 
 @numba.njit(cache=True)
@@ -191,13 +219,15 @@ def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: 
     cluster_zeta = np.zeros(n, dtype=np.int64)
     _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
     best = clusters.copy()
-    best_value = _level_modularity(level, clusters, cluster_zeta)
+    inside = _inside(level, clusters)
+    best_value = _scaled_value(level, inside, cluster_zeta)
     targets = np.empty(n, dtype=np.int32)
     link = np.zeros((threads, n), dtype=np.int64)
     touched = np.empty((threads, max(max_degree, 1)), dtype=np.int32)
     last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
     previous = np.empty(n, dtype=np.int32)
     moved = np.zeros(n, dtype=np.bool_)
+    row_change = np.empty(n, dtype=np.int64)
     stale = idle = 0
     threshold = stale_threshold(level["two_omega"], min_improvement)
     for round_index in range(rounds):
@@ -210,8 +240,9 @@ def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: 
                 break
             continue
         idle = 0
-        _mark_touched(level["offsets"], level["neighbors"], targets, last_touched, round_index)
-        value = _level_modularity(level, clusters, cluster_zeta)  # cluster_zeta: _apply_moves refilled it
+        inside += _mark_touched(level["offsets"], level["neighbors"], level["weights"], targets, previous, clusters,
+                                last_touched, round_index, row_change)
+        value = _scaled_value(level, inside, cluster_zeta)  # _apply_moves refilled cluster_zeta
         improved, stale = next_stale(value, best_value, stale, threshold)
         if improved:
             best_value = value
