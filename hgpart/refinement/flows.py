@@ -28,7 +28,9 @@ in a third block is cut whatever a and b do, so it is left out.
 
 Pairs of blocks are taken in rounds, heaviest cut first, in batches of disjoint pairs on parallel threads:
 disjoint pairs never read what the other changes, so the result is the same on any number of threads. A
-pair is taken again in a later round only once its cut weight has changed since it last gained nothing.
+pair is taken again in a later round only once its cut weight has changed since it last gained nothing. A
+pair alone in its batch (always, with two blocks) has two threads: beside each region at alpha, the one at
+alpha / 2 that follows it when its better cuts are all unbalanced is found at the same time.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ from ..config import FlowConfig
 from ..hypergraph import scatter_sum
 from .max_flow import INFINITE, max_flow, minimum_cut_ranks, residual_graph
 
-NO_CHANGE, IMPROVED, UNBALANCED = 0, 1, 2
+IMPROVED, UNBALANCED, NO_GAIN, NO_REGION = 1, 2, 3, 4  # outcomes of a region (_attempt)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -226,62 +228,55 @@ def _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, st
 
 
 @numba.njit(cache=True, nogil=True)
-def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha, max_distance,
-                max_net_size, workspace):
-    """Flow refinement between blocks a and b, from the nets ``nets`` (int64[]) cut between them; updates
-    ``partition`` and ``block_weights`` in place and returns the objective's improvement (>= 0).
+def _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+             partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha, max_distance,
+             max_net_size, workspace, result):
+    """One region around the cut between a and b, from ``seeds``, at ``alpha``: grow it, build its network,
+    find a maximum flow and the most balanced minimum cut, without changing the partition.
 
-    ``workspace`` is (stamp int64[1], mark int64[n], node_of int64[n], distance int64[n], queue int64[n],
-    region int64[n], net_mark int64[m], touched int64[m]), shared by the calls of one thread."""
+    ``result`` (int64[7]) receives (outcome, the cut weight of the network's nets now, the flow, the region's
+    size, the touched nets (in ``workspace``'s touched), a's and b's weights under the cut): outcome
+    NO_REGION, NO_GAIN (no smaller cut), UNBALANCED or IMPROVED; with IMPROVED, ``queue[i]`` (workspace) is 1
+    where region vertex i goes to a under the cut (the queue is free once the region has grown)."""
     stamp_box, mark, node_of, distance, queue, region, net_mark, touched = workspace
     blocks = np.array([a, b], dtype=np.int64)
     limits = np.zeros(2, dtype=np.int64)
-    gained = 0
-    while alpha >= 1.0:
-        stamp_box[0] += 1
-        seeds, nets = _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamp_box[0],
-                                mark)
-        if nets.shape[0] == 0:
-            break
-        for side in range(2):
-            other = blocks[1 - side]
-            perfect = max_block_weights[other] / (1.0 + epsilon)
-            limits[side] = max(0, np.int64((1.0 + alpha * epsilon) * perfect) - block_weights[other])
-        stamp_box[0] += 1
-        stamp = stamp_box[0]
-        count = _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, partition,
-                             movable, blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance,
-                             queue, region, net_mark)
-        if count == 0:
-            break
-        num_nodes, tails, heads, capacities, cut_now, touched_count = _region_network(
-            net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, blocks, region, count,
-            stamp, mark, node_of, net_mark, touched, cut_objective)
-        offsets, targets, residual, reverse = residual_graph(num_nodes, tails, heads, capacities)
-        flow = max_flow(offsets, targets, residual, reverse, 0, 1)
-        if flow >= cut_now:
-            break  # a smaller region has no smaller cut
-        outcome = _apply_most_balanced_cut(a, b, region, count, offsets, targets, residual, reverse,
-                                           vertex_weights, partition, block_weights, max_block_weights)
-        if outcome == UNBALANCED:
-            alpha /= 2.0
-            continue
-        gained += cut_now - flow
-        merged = np.concatenate((nets, touched[:touched_count]))  # the cut can only have moved to these
-        nets = np.unique(merged)
-    return gained
+    for side in range(2):
+        other = blocks[1 - side]
+        perfect = max_block_weights[other] / (1.0 + epsilon)
+        limits[side] = max(0, np.int64((1.0 + alpha * epsilon) * perfect) - block_weights[other])
+    stamp_box[0] += 1
+    stamp = stamp_box[0]
+    result[:] = 0
+    result[0] = NO_REGION
+    count = _grow_region(net_offsets, pin_vertices, vertex_offsets, incident_nets, vertex_weights, partition,
+                         movable, blocks, seeds, limits, max_net_size, max_distance, stamp, mark, distance,
+                         queue, region, net_mark)
+    if count == 0:
+        return
+    num_nodes, tails, heads, capacities, cut_now, touched_count = _region_network(
+        net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, blocks, region, count,
+        stamp, mark, node_of, net_mark, touched, cut_objective)
+    offsets, targets, residual, reverse = residual_graph(num_nodes, tails, heads, capacities)
+    flow = max_flow(offsets, targets, residual, reverse, 0, 1)
+    result[1], result[2], result[3], result[4] = cut_now, flow, count, touched_count
+    if flow >= cut_now:
+        result[0] = NO_GAIN  # a smaller region has no smaller cut
+        return
+    result[0] = _most_balanced_cut(a, b, region, count, offsets, targets, residual, reverse, vertex_weights,
+                                   partition, block_weights, max_block_weights, queue, result)
 
 
 @numba.njit(cache=True, nogil=True)
-def _apply_most_balanced_cut(a, b, region, count, offsets, targets, residual, reverse, vertex_weights,
-                             partition, block_weights, max_block_weights):
+def _most_balanced_cut(a, b, region, count, offsets, targets, residual, reverse, vertex_weights, partition,
+                       block_weights, max_block_weights, to_a, result):
     """Of the chain of minimum cuts from the one closest to the source to the one closest to the sink
-    (:func:`.max_flow.minimum_cut_ranks`), apply the most balanced one that keeps both blocks within their
-    bounds, the one closer to the source on ties (IMPROVED), or none (UNBALANCED)."""
+    (:func:`.max_flow.minimum_cut_ranks`), the most balanced one that keeps both blocks within their bounds,
+    the one closer to the source on ties: to_a[i] = 1 where region vertex i goes to a under it, and a's and b's
+    weights into result[5], result[6]; returns IMPROVED, or UNBALANCED where there is none."""
     rank, cuts = minimum_cut_ranks(offsets, targets, residual, reverse, 0, 1)
     region_a, region_b = 0, 0
-    to_a = np.zeros(cuts + 2, dtype=np.int64)  # region weight of each rank; then on a's side under cut j
+    rank_weight = np.zeros(cuts + 2, dtype=np.int64)  # region weight of each rank; then on a's side under cut j
     for i in range(count):
         v = region[i]
         w = vertex_weights[v]
@@ -289,15 +284,15 @@ def _apply_most_balanced_cut(a, b, region, count, offsets, targets, residual, re
             region_a += w
         else:
             region_b += w
-        to_a[rank[2 + i]] += w
+        rank_weight[rank[2 + i]] += w
     for j in range(1, cuts + 1):
-        to_a[j] += to_a[j - 1]
+        rank_weight[j] += rank_weight[j - 1]
     base_a, base_b = block_weights[a] - region_a, block_weights[b] - region_b
     total = region_a + region_b
     best, best_load = -1, np.inf
     for j in range(cuts + 1):
-        weight_a = base_a + to_a[j]
-        weight_b = base_b + total - to_a[j]
+        weight_a = base_a + rank_weight[j]
+        weight_b = base_b + total - rank_weight[j]
         if weight_a <= max_block_weights[a] and weight_b <= max_block_weights[b]:
             load = max(weight_a / max(max_block_weights[a], 1), weight_b / max(max_block_weights[b], 1))
             if load < best_load:
@@ -305,10 +300,95 @@ def _apply_most_balanced_cut(a, b, region, count, offsets, targets, residual, re
     if best < 0:
         return UNBALANCED
     for i in range(count):
-        partition[region[i]] = a if rank[2 + i] <= best else b
-    block_weights[a] = base_a + to_a[best]
-    block_weights[b] = base_b + total - to_a[best]
+        to_a[i] = 1 if rank[2 + i] <= best else 0
+    result[5] = base_a + rank_weight[best]
+    result[6] = base_b + total - rank_weight[best]
     return IMPROVED
+
+
+@numba.njit(cache=True, nogil=True)
+def _take_cut(a, b, nets, workspace, result, partition, block_weights):
+    """Apply an IMPROVED :func:`_attempt` (its ``workspace`` and ``result``) to ``partition`` and
+    ``block_weights``; returns the nets to grow the next region from: ``nets`` and the touched ones, where
+    the cut can only have moved to."""
+    _, _, _, _, queue, region, _, touched = workspace
+    for i in range(result[3]):
+        partition[region[i]] = a if queue[i] == 1 else b
+    block_weights[a] = result[5]
+    block_weights[b] = result[6]
+    return np.unique(np.concatenate((nets, touched[:result[4]])))
+
+
+@numba.njit(cache=True, nogil=True)
+def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha, max_distance,
+                max_net_size, workspace):
+    """Flow refinement between blocks a and b, from the nets ``nets`` (int64[]) cut between them; updates
+    ``partition`` and ``block_weights`` in place and returns the objective's improvement (>= 0): regions
+    around the cut while they improve it, alpha halved after one whose better cuts are all unbalanced.
+
+    ``workspace`` is (stamp int64[1], mark int64[n], node_of int64[n], distance int64[n], queue int64[n],
+    region int64[n], net_mark int64[m], touched int64[m]), shared by the calls of one thread."""
+    stamp_box, mark = workspace[0], workspace[1]
+    result = np.zeros(7, dtype=np.int64)
+    gained = 0
+    while alpha >= 1.0:
+        stamp_box[0] += 1
+        seeds, nets = _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamp_box[0],
+                                mark)
+        if nets.shape[0] == 0:
+            break
+        _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                 partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha, max_distance,
+                 max_net_size, workspace, result)
+        if result[0] == UNBALANCED:
+            alpha /= 2.0
+            continue
+        if result[0] != IMPROVED:
+            break
+        gained += result[1] - result[2]
+        nets = _take_cut(a, b, nets, workspace, result, partition, block_weights)
+    return gained
+
+
+@numba.njit(cache=True, parallel=True)
+def _refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                             vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective,
+                             epsilon, alpha, max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
+                             regions, net_marks, touched):
+    """:func:`refine_pair` on two threads, with the same result: each region at alpha is found beside the one
+    at alpha / 2 that would follow it were its better cuts all unbalanced (the partition is then unchanged, so
+    both start from the same state). For a pair that has the threads to itself (k = 2, where the one pair's
+    flows would leave the other thread idle); the workspaces' rows 0 and 1 are used."""
+    results = np.zeros((2, 7), dtype=np.int64)
+    gained = 0
+    while alpha >= 1.0:
+        stamps[0, 0] += 1
+        seeds, nets = _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamps[0, 0],
+                                marks[0])
+        if nets.shape[0] == 0:
+            break
+        tries = 2 if alpha >= 2.0 else 1
+        for i in numba.prange(tries):
+            _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                     vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective, epsilon,
+                     alpha / 2.0 if i == 1 else alpha, max_distance, max_net_size,
+                     (stamps[i], marks[i], nodes_of[i], distances[i], queues[i], regions[i], net_marks[i],
+                      touched[i]), results[i])
+        chosen = 0
+        if results[0, 0] == UNBALANCED and tries == 2:
+            chosen = 1
+            alpha /= 2.0
+        if results[chosen, 0] == UNBALANCED:
+            alpha /= 2.0
+            continue
+        if results[chosen, 0] != IMPROVED:
+            break
+        gained += results[chosen, 1] - results[chosen, 2]
+        nets = _take_cut(a, b, nets, (stamps[chosen], marks[chosen], nodes_of[chosen], distances[chosen],
+                                      queues[chosen], regions[chosen], net_marks[chosen], touched[chosen]),
+                         results[chosen], partition, block_weights)
+    return gained
 
 
 @numba.njit(cache=True, nogil=True)
@@ -439,10 +519,18 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
         gained = 0
         for i in range(batches.shape[0] - 1):
             batch = pairs[batches[i]:batches[i + 1]]
-            gains = _refine_pairs(batch, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets,
-                                  net_weights, vertex_weights, partition, block_weights, max_block_weights, k,
-                                  movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps, marks,
-                                  nodes_of, distances, queues, regions, net_marks, touched)
+            if batch.shape[0] == 1 and threads >= 2:  # one pair: the threads speculate on its next alpha
+                pair = batch[0]
+                gains = np.full(1, _refine_pair_speculating(
+                    pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets, pin_vertices,
+                    vertex_offsets, incident_nets, net_weights, vertex_weights, partition, block_weights,
+                    max_block_weights, movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps,
+                    marks, nodes_of, distances, queues, regions, net_marks, touched), dtype=np.int64)
+            else:
+                gains = _refine_pairs(batch, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                      net_weights, vertex_weights, partition, block_weights, max_block_weights, k,
+                                      movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps,
+                                      marks, nodes_of, distances, queues, regions, net_marks, touched)
             for j in range(batch.shape[0]):
                 gained += gains[j]
                 unchanged_since[batch[j]] = weights[batch[j]] if gains[j] == 0 else -1
