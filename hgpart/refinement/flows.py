@@ -29,8 +29,9 @@ in a third block is cut whatever a and b do, so it is left out.
 Pairs of blocks are taken in rounds, heaviest cut first, in batches of disjoint pairs on parallel threads:
 disjoint pairs never read what the other changes, so the result is the same on any number of threads. A
 pair is taken again in a later round only once its cut weight has changed since it last gained nothing. A
-pair alone in its batch (always, with two blocks) has two threads: beside each region at alpha, the one at
-alpha / 2 that follows it when its better cuts are all unbalanced is found at the same time.
+pair alone in its batch (always, with two blocks) has the threads to itself: beside each region at alpha,
+those at alpha / 2, alpha / 4, ... that follow it when its better cuts are all unbalanced are found at the
+same time.
 """
 
 from __future__ import annotations
@@ -356,11 +357,13 @@ def _refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offse
                              vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective,
                              epsilon, alpha, max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
                              regions, net_marks, touched):
-    """:func:`refine_pair` on two threads, with the same result: each region at alpha is found beside the one
-    at alpha / 2 that would follow it were its better cuts all unbalanced (the partition is then unchanged, so
-    both start from the same state). For a pair that has the threads to itself (k = 2, where the one pair's
-    flows would leave the other thread idle); the workspaces' rows 0 and 1 are used."""
-    results = np.zeros((2, 7), dtype=np.int64)
+    """:func:`refine_pair` on the workspaces' threads (one row each), with the same result: each region at
+    alpha is found beside those at alpha / 2, alpha / 4, ... (as many as there are threads and alphas of at
+    least 1) that would follow it were its better cuts all unbalanced; the partition is then unchanged, so
+    all start from the same state, and the first that is not unbalanced is taken. For a pair that has the
+    threads to itself (k = 2, where the one pair's flows would leave the others idle)."""
+    threads = stamps.shape[0]
+    results = np.zeros((threads, 7), dtype=np.int64)
     gained = 0
     while alpha >= 1.0:
         stamps[0, 0] += 1
@@ -368,16 +371,18 @@ def _refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offse
                                 marks[0])
         if nets.shape[0] == 0:
             break
-        tries = 2 if alpha >= 2.0 else 1
+        tries = 1
+        while tries < threads and alpha / 2.0 ** tries >= 1.0:
+            tries += 1
         for i in numba.prange(tries):
             _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                      vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective, epsilon,
-                     alpha / 2.0 if i == 1 else alpha, max_distance, max_net_size,
+                     alpha / 2.0 ** i, max_distance, max_net_size,
                      (stamps[i], marks[i], nodes_of[i], distances[i], queues[i], regions[i], net_marks[i],
                       touched[i]), results[i])
         chosen = 0
-        if results[0, 0] == UNBALANCED and tries == 2:
-            chosen = 1
+        while chosen < tries - 1 and results[chosen, 0] == UNBALANCED:
+            chosen += 1
             alpha /= 2.0
         if results[chosen, 0] == UNBALANCED:
             alpha /= 2.0

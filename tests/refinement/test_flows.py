@@ -194,21 +194,22 @@ def test_flows_improve_a_real_partition_and_are_deterministic():
     assert scatter_sum(first, h.vertex_weights, k).max() <= bounds[0]
 
 
-def _pair_refinement(h, start, nets, bounds, speculating, epsilon, alpha=16.0):
-    """(gain, partition, block weights) of the pair (0, 1) of ``start`` refined from ``nets``: serially, or on
-    two threads speculating on alpha / 2."""
+def _pair_refinement(h, start, nets, bounds, threads, epsilon, alpha=16.0):
+    """(gain, partition, block weights) of the pair (0, 1) of ``start`` refined from ``nets``: serially (0
+    threads), or on ``threads`` threads speculating on alpha / 2, alpha / 4, ..."""
     from hgpart.refinement import flows
 
     n, m = h.num_vertices, h.num_nets
     vertex_weights = h.vertex_weights.astype(np.int64)
     partition = start.copy()
     block_weights = scatter_sum(partition, vertex_weights, 2).astype(np.int64)
-    rows = [np.zeros((2, 1), np.int64)] + [np.zeros((2, n), np.int64) for _ in range(5)] + \
-        [np.zeros((2, m), np.int64) for _ in range(2)]
+    rows = [np.zeros((max(threads, 1), 1), np.int64)] + [np.zeros((max(threads, 1), n), np.int64)
+                                                          for _ in range(5)] + \
+        [np.zeros((max(threads, 1), m), np.int64) for _ in range(2)]
     arguments = (0, 1, nets, h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
                  h.net_weights.astype(np.int64), vertex_weights, partition, block_weights, bounds,
                  np.ones(n, np.bool_), False, epsilon, alpha, 2, 1000)
-    if speculating:
+    if threads:
         gained = flows._refine_pair_speculating(*arguments, *rows)
     else:
         gained = flows.refine_pair(*arguments, tuple(row[0] for row in rows))
@@ -217,12 +218,13 @@ def _pair_refinement(h, start, nets, bounds, speculating, epsilon, alpha=16.0):
 
 @pytest.mark.parametrize("epsilon, seed, swapped", [(0.03, 0, 0), (0.03, 3, 45), (0.03, 4, 60), (0.01, 5, 25),
                                                     (0.01, 5, 75)])
-def test_two_threads_on_one_pair_give_the_serial_result(epsilon, seed, swapped):
-    """With two blocks the pair's threads find the region at alpha / 2 beside the one at alpha; the result is
-    the serial refinement's, and the gain is what an independent evaluation measures. The starts are ibm01's
-    fast bisection with ``swapped`` per mille of its vertices swapped between the blocks; on each the first
-    region's better cuts are all unbalanced, so the speculative regions are taken (on some, a second try at
-    alpha / 4, or alpha left as it was after a speculative region, ends elsewhere)."""
+def test_the_threads_of_one_pair_give_the_serial_result(epsilon, seed, swapped):
+    """With two blocks the pair's threads find the regions at alpha / 2 (two threads), or also at alpha / 4
+    and alpha / 8 (four), beside the one at alpha; the result is the serial refinement's, and the gain is
+    what an independent evaluation measures. The starts are ibm01's fast bisection with ``swapped`` per mille
+    of its vertices swapped between the blocks; on each the first region's better cuts are all unbalanced,
+    so the speculative regions are taken (on some, a second try at alpha / 4, or alpha left as it was after a
+    speculative region, ends elsewhere)."""
     from hgpart import partition as run_partition
     from hgpart.refinement import flows
 
@@ -236,10 +238,12 @@ def test_two_threads_on_one_pair_give_the_serial_result(epsilon, seed, swapped):
     assert scatter_sum(start, h.vertex_weights, 2).max() <= bounds[0]
     nets = np.array([e for e in range(h.num_nets) if flows._cut_between(e, 0, 1, h.net_offsets, h.pin_vertices,
                                                                         start)], dtype=np.int64)
-    serial, serial_partition, serial_weights = _pair_refinement(h, start, nets, bounds, False, epsilon)
-    parallel, parallel_partition, parallel_weights = _pair_refinement(h, start, nets, bounds, True, epsilon)
-    assert serial > 0 and serial == parallel
-    assert np.array_equal(serial_partition, parallel_partition) and np.array_equal(serial_weights, parallel_weights)
+    serial, serial_partition, serial_weights = _pair_refinement(h, start, nets, bounds, 0, epsilon)
+    assert serial > 0
+    for threads in (2, 4):
+        parallel, parallel_partition, parallel_weights = _pair_refinement(h, start, nets, bounds, threads, epsilon)
+        assert serial == parallel and np.array_equal(serial_partition, parallel_partition)
+        assert np.array_equal(serial_weights, parallel_weights)
     nets_of = np.split(h.pin_vertices, h.net_offsets[1:-1])
     assert naive_km1(nets_of, start, h.net_weights) - naive_km1(nets_of, serial_partition, h.net_weights) == serial
 
