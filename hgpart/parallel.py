@@ -4,6 +4,12 @@ Kernels with a ``prange`` come in two drivers over one loop body (a serial ``ran
 ``prange``); :func:`pick` chooses by the amount of work, and always takes the serial driver on a thread
 limited to one numba thread (the initial partitioning's recursion runs its halves on such threads, and
 numba's workqueue layer must not be entered from two threads at once).
+
+For njit code whose ``prange`` iterations hand work to each other, :func:`fetch_add`, :func:`load_acquire`
+and :func:`store_release` are the atomic operations on int64 array elements that numba lacks on the CPU
+(LLVM's ``atomicrmw add``, acquire loads and release stores). Numba does not see their writes: read an
+element that only they write through :func:`load_acquire`, never by indexing (numba may take it for the
+value it was created with).
 """
 
 from __future__ import annotations
@@ -12,6 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver is faster
 _ALL_PARALLEL = [False]   # set by all_parallel()
@@ -61,3 +70,37 @@ def in_threads(function, jobs, workers: int) -> list:
         return [function(*job) for job in jobs]
     with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         return list(pool.map(lambda job: on_one_numba_thread(function, *job), jobs))
+
+
+def _element_pointer(context, builder, signature, args):
+    array = context.make_array(signature.args[0])(context, builder, args[0])
+    index = context.cast(builder, args[1], signature.args[1], types.intp)
+    return cgutils.get_item_pointer(context, builder, signature.args[0], array, [index])
+
+
+@intrinsic
+def fetch_add(typingctx, array, index, value):
+    """In njit code: add ``value`` to ``array[index]`` (int64) atomically; returns the value before."""
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        return builder.atomic_rmw("add", _element_pointer(context, builder, signature, args), value, "seq_cst")
+    return types.int64(array, index, value), codegen
+
+
+@intrinsic
+def load_acquire(typingctx, array, index):
+    """In njit code: ``array[index]`` (int64), read so that what its writer wrote before its
+    :func:`store_release` is visible after it (and read anew on every call: a loop may wait on it)."""
+    def codegen(context, builder, signature, args):
+        return builder.load_atomic(_element_pointer(context, builder, signature, args), "acquire", 8)
+    return types.int64(array, index), codegen
+
+
+@intrinsic
+def store_release(typingctx, array, index, value):
+    """In njit code: ``array[index] = value`` (int64), after everything this thread wrote before it."""
+    def codegen(context, builder, signature, args):
+        value = context.cast(builder, args[2], signature.args[2], types.int64)
+        builder.store_atomic(value, _element_pointer(context, builder, signature, args), "release", 8)
+        return context.get_dummy_value()
+    return types.void(array, index, value), codegen

@@ -26,12 +26,13 @@ and b changes only whether the net has pins in a and in b, which adds 1 to lambd
 has both, that is, when the 2-way net on its pins in a and b is cut. For the cut objective a net with a pin
 in a third block is cut whatever a and b do, so it is left out.
 
-Pairs of blocks are taken in rounds, heaviest cut first, in batches of disjoint pairs on parallel threads:
-disjoint pairs never read what the other changes, so the result is the same on any number of threads. A
-pair is taken again in a later round only once its cut weight has changed since it last gained nothing. A
-pair alone in its batch (always, with two blocks) has the threads to itself: beside each region at alpha,
-those at alpha / 2, alpha / 4, ... that follow it when its better cuts are all unbalanced are found at the
-same time.
+Pairs of blocks are taken in rounds, heaviest cut first, on parallel threads: a thread takes the next pair
+(in batches of disjoint pairs) and starts it once the pairs before it that share one of its blocks are done. Pairs of disjoint blocks never
+read what the other changes, so every pair sees what it would see were the pairs taken one after the other,
+and the result is the same on any number of threads. A pair is taken again in a later round only once its
+cut weight has changed since it last gained nothing. A pair alone in its round (always, with two blocks) has
+the threads to itself: beside each region at alpha, those at alpha / 2, alpha / 4, ... that follow it when
+its better cuts are all unbalanced are found at the same time.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ import numpy as np
 
 from ..config import FlowConfig
 from ..hypergraph import scatter_sum
+from ..parallel import fetch_add, load_acquire, store_release
 from .max_flow import INFINITE, max_flow, minimum_cut_ranks, residual_graph
 
 IMPROVED, UNBALANCED, NO_GAIN, NO_REGION = 1, 2, 3, 4  # outcomes of a region (_attempt)
@@ -451,56 +453,74 @@ def pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_
     return offsets, nets, weights
 
 
-@numba.njit(cache=True, parallel=True)
-def _refine_pairs(batch, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                  vertex_weights, partition, block_weights, max_block_weights, k, movable, cut_objective, epsilon,
-                  alpha, max_distance, max_net_size, stamps, marks, nodes_of, distances, queues, regions, net_marks,
-                  touched):
-    """:func:`refine_pair` on each pair of ``batch`` (int64[], pairs a * k + b of disjoint blocks), on parallel
-    threads, each with its row of the workspaces; returns the gains (int64[len(batch)])."""
-    gains = np.zeros(batch.shape[0], dtype=np.int64)
-    threads = stamps.shape[0]
-    for t in numba.prange(threads):
-        workspace = (stamps[t], marks[t], nodes_of[t], distances[t], queues[t], regions[t], net_marks[t],
-                     touched[t])
-        for j in range(t, batch.shape[0], threads):
-            pair = batch[j]
-            gains[j] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
-                                   pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                                   block_weights, max_block_weights, movable, cut_objective, epsilon, alpha,
-                                   max_distance, max_net_size, workspace)
-    return gains
-
-
 @numba.njit(cache=True, nogil=True)
-def _disjoint_batches(pairs, k):
-    """Split ``pairs`` (int64[], in order) into batches of pairs with disjoint blocks, greedily in order: a
-    pair joins the first batch after the last one that holds one of its blocks. Returns (the pairs in batch
-    order, the batches' offsets)."""
+def _in_batch_order(pairs, k):
+    """``pairs`` (int64[]) reordered by batches of disjoint pairs, formed greedily in order: a pair joins the
+    first batch after the last one that holds one of its blocks. Pairs sharing a block keep their order, so
+    the result of taking them one after the other is the same; taken by parallel threads in this order,
+    the pairs next to each other can run at once."""
     batch_of = np.empty(pairs.shape[0], dtype=np.int64)
     last_batch = np.full(k, -1, dtype=np.int64)
-    batches = 0
     for i in range(pairs.shape[0]):
         a, b = pairs[i] // k, pairs[i] % k
         batch_of[i] = max(last_batch[a], last_batch[b]) + 1
         last_batch[a] = batch_of[i]
         last_batch[b] = batch_of[i]
-        batches = max(batches, batch_of[i] + 1)
-    order = np.argsort(batch_of, kind="mergesort")
-    offsets = np.zeros(batches + 1, dtype=np.int64)
+    return pairs[np.argsort(batch_of, kind="mergesort")]
+
+
+@numba.njit(cache=True, nogil=True)
+def _predecessors(pairs, k):
+    """For each pair of ``pairs`` (int64[], a * k + b), the last pair before it that holds its block a and the
+    last one that holds its block b (indices into ``pairs``; -1: none): int64[len(pairs), 2]."""
+    before = np.full((pairs.shape[0], 2), -1, dtype=np.int64)
+    last = np.full(k, -1, dtype=np.int64)
     for i in range(pairs.shape[0]):
-        offsets[batch_of[i] + 1] += 1
-    for i in range(batches):
-        offsets[i + 1] += offsets[i]
-    return pairs[order], offsets
+        a, b = pairs[i] // k, pairs[i] % k
+        before[i, 0], before[i, 1] = last[a], last[b]
+        last[a], last[b] = i, i
+    return before
+
+
+@numba.njit(cache=True, parallel=True)
+def _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                           net_weights, vertex_weights, partition, block_weights, max_block_weights, k, movable,
+                           cut_objective, epsilon, alpha, max_distance, max_net_size, stamps, marks, nodes_of,
+                           distances, queues, regions, net_marks, touched):
+    """:func:`refine_pair` on each pair of ``pairs`` (int64[], a * k + b) as if one after the other, on the
+    workspaces' threads (one row each): a thread takes the next pair in order and starts it once the pairs
+    before it that hold one of its blocks are done. A pair reads and writes only its two blocks, so it sees
+    what it would see in order, whatever ran beside it. Returns the gains (int64[len(pairs)])."""
+    before = _predecessors(pairs, k)
+    gains = np.zeros(pairs.shape[0], dtype=np.int64)
+    done = np.zeros(pairs.shape[0], dtype=np.int64)
+    taken = np.zeros(1, dtype=np.int64)
+    for t in numba.prange(stamps.shape[0]):
+        workspace = (stamps[t], marks[t], nodes_of[t], distances[t], queues[t], regions[t], net_marks[t],
+                     touched[t])
+        while True:
+            i = fetch_add(taken, 0, 1)
+            if i >= pairs.shape[0]:
+                break
+            for side in range(2):  # the pairs before are taken, by running threads: the wait ends
+                if before[i, side] >= 0:
+                    while load_acquire(done, before[i, side]) == 0:
+                        pass
+            pair = pairs[i]
+            gains[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
+                                   pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                                   block_weights, max_block_weights, movable, cut_objective, epsilon, alpha,
+                                   max_distance, max_net_size, workspace)
+            store_release(done, i, 1)
+    return gains
 
 
 @numba.njit(cache=True, nogil=True)
 def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                 block_weights, max_block_weights, k, movable, cut_objective, epsilon, alpha, max_distance,
                 max_net_size, rounds, min_improvement, objective, threads, min_pair_cut):
-    """Rounds of :func:`refine_pair` over the pairs of blocks with a cut between them, heaviest cut first, in
-    batches of disjoint pairs on ``threads`` threads (the result does not depend on their number). A pair is
+    """Rounds of :func:`refine_pair` over the pairs of blocks with a cut between them, heaviest cut first, on
+    ``threads`` threads (:func:`_refine_pairs_in_order`; the result does not depend on their number). A pair is
     taken again only once its cut weight has changed since it last gained nothing, and never while its cut
     weighs at most ``min_pair_cut``; rounds stop once one improves ``objective`` (its value before) by less
     than ``min_improvement`` of it. ``partition`` and ``block_weights`` are updated in place; returns the total
@@ -520,25 +540,24 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
         wanted = np.zeros(order.shape[0], dtype=np.bool_)
         for i in range(order.shape[0]):
             wanted[i] = weights[order[i]] > min_pair_cut and weights[order[i]] != unchanged_since[order[i]]
-        pairs, batches = _disjoint_batches(order[wanted], k)
+        pairs = _in_batch_order(order[wanted], k)
+        if pairs.shape[0] == 1 and threads >= 2:  # one pair: the threads speculate on its next alpha
+            pair = pairs[0]
+            gains = np.full(1, _refine_pair_speculating(
+                pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets, pin_vertices,
+                vertex_offsets, incident_nets, net_weights, vertex_weights, partition, block_weights,
+                max_block_weights, movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps,
+                marks, nodes_of, distances, queues, regions, net_marks, touched), dtype=np.int64)
+        else:
+            gains = _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vertex_offsets,
+                                           incident_nets, net_weights, vertex_weights, partition, block_weights,
+                                           max_block_weights, k, movable, cut_objective, epsilon, alpha,
+                                           max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
+                                           regions, net_marks, touched)
         gained = 0
-        for i in range(batches.shape[0] - 1):
-            batch = pairs[batches[i]:batches[i + 1]]
-            if batch.shape[0] == 1 and threads >= 2:  # one pair: the threads speculate on its next alpha
-                pair = batch[0]
-                gains = np.full(1, _refine_pair_speculating(
-                    pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets, pin_vertices,
-                    vertex_offsets, incident_nets, net_weights, vertex_weights, partition, block_weights,
-                    max_block_weights, movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps,
-                    marks, nodes_of, distances, queues, regions, net_marks, touched), dtype=np.int64)
-            else:
-                gains = _refine_pairs(batch, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets,
-                                      net_weights, vertex_weights, partition, block_weights, max_block_weights, k,
-                                      movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps,
-                                      marks, nodes_of, distances, queues, regions, net_marks, touched)
-            for j in range(batch.shape[0]):
-                gained += gains[j]
-                unchanged_since[batch[j]] = weights[batch[j]] if gains[j] == 0 else -1
+        for j in range(pairs.shape[0]):
+            gained += gains[j]
+            unchanged_since[pairs[j]] = weights[pairs[j]] if gains[j] == 0 else -1
         total += gained
         if gained <= min_improvement * max(objective - total + gained, 1):
             break

@@ -248,6 +248,62 @@ def test_the_threads_of_one_pair_give_the_serial_result(epsilon, seed, swapped):
     assert naive_km1(nets_of, start, h.net_weights) - naive_km1(nets_of, serial_partition, h.net_weights) == serial
 
 
+def _rounds_one_pair_after_the_other(h, partition, k, bounds, epsilon, alpha, rounds, min_improvement):
+    """flow_rounds' rounds with every pair refined in the order of its cut weight, one after the other
+    (pair_cut_nets and refine_pair called from Python); returns (total gain, partition)."""
+    from hgpart.refinement import flows
+
+    n, m = h.num_vertices, h.num_nets
+    net_weights, vertex_weights = h.net_weights.astype(np.int64), h.vertex_weights.astype(np.int64)
+    partition = partition.copy()
+    block_weights = scatter_sum(partition, vertex_weights, k).astype(np.int64)
+    workspace = (np.zeros(1, np.int64), *[np.zeros(n, np.int64) for _ in range(5)],
+                 *[np.zeros(m, np.int64) for _ in range(2)])
+    nets_of = np.split(h.pin_vertices, h.net_offsets[1:-1])
+    objective = naive_km1(nets_of, partition, h.net_weights)
+    unchanged_since, total = {}, 0
+    for _ in range(rounds):
+        offsets, nets, weights = flows.pair_cut_nets(h.net_offsets, h.pin_vertices, net_weights, partition, k, 1000)
+        pairs = [p for p in sorted(range(k * k), key=lambda p: -weights[p])  # stable: ties by pair id
+                 if weights[p] > 0 and weights[p] != unchanged_since.get(p)]
+        gained = 0
+        for pair in pairs:
+            gain = flows.refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], h.net_offsets,
+                                     h.pin_vertices, h.vertex_offsets, h.incident_nets, net_weights, vertex_weights,
+                                     partition, block_weights, bounds, np.ones(n, np.bool_), False, epsilon, alpha,
+                                     2, 1000, workspace)
+            unchanged_since[pair] = weights[pair] if gain == 0 else -1
+            gained += gain
+        total += gained
+        if gained <= min_improvement * max(objective - total + gained, 1):
+            break
+    return total, partition
+
+
+@pytest.mark.parametrize("k", [4, 8])
+def test_pairs_on_threads_give_the_partition_of_one_pair_after_the_other(k):
+    """flow_rounds hands the pairs of a round to its threads, each starting a pair once the pairs before it
+    sharing a block are done; on 1, 2 and 4 threads the result is that of refining the pairs one after the
+    other, heaviest cut first."""
+    h = read_hypergraph(IBM01)
+    rng = np.random.default_rng(k)
+    partition = (np.arange(h.num_vertices) * k // h.num_vertices).astype(np.int32)
+    swapped = rng.choice(h.num_vertices, size=h.num_vertices // 20, replace=False)
+    partition[swapped] = partition[rng.permutation(swapped)]  # the same block weights, a worse cut
+    bounds = np.full(k, max_block_weight(h.total_vertex_weight, k, 0.03), dtype=np.int64)
+    before = naive_km1(np.split(h.pin_vertices, h.net_offsets[1:-1]), partition, h.net_weights)
+    expected_gain, expected = _rounds_one_pair_after_the_other(h, partition, k, bounds, 0.03, 8.0, 2, 0.0)
+    assert expected_gain > 0
+    for threads in (1, 2, 4):
+        refined = partition.copy()
+        weights = scatter_sum(partition, h.vertex_weights, k).astype(np.int64)
+        gained = flow_rounds(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets,
+                             h.net_weights.astype(np.int64), h.vertex_weights.astype(np.int64), refined, weights,
+                             bounds, k, np.ones(h.num_vertices, np.bool_), False, 0.03, 8.0, 2, 1000, 2, 0.0, before,
+                             threads, 0)
+        assert gained == expected_gain and np.array_equal(refined, expected)
+
+
 def test_flow_refine_leaves_a_partition_without_cut_or_nets_alone():
     h = Hypergraph.from_pin_lists([[0, 1], [2, 3]], 4)
     partition = np.array([0, 0, 1, 1], dtype=np.int32)
