@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import scatter_sum
-from ..parallel import runs_serially
+from ..parallel import fetch_add, runs_serially
 from ..config import UNBOUNDED
 from .rules import JOIN_ROUNDS, candidate_score, join_targets, joins_on_the_pair_level, pair_roots, two_hop_pairs
 from .contraction import contract
@@ -27,6 +27,7 @@ from .similarity import better_candidate_cpu, net_ratings, pair_priority_cpu, ra
 
 
 candidate_score_cpu = numba.njit(cache=True, inline="always")(candidate_score)
+PROPOSAL_CHUNK = 256  # vertices a thread takes at a time in _propose_parallel
 
 
 @numba.njit(cache=True, nogil=True)
@@ -55,11 +56,12 @@ def _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets,
 
 
 @numba.njit(cache=True, nogil=True)
-def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
+def _propose_chunk(first, last, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
                    vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
                    rerate_only, active, proposals, scores, seen, touched):
-    n = vertex_offsets.shape[0] - 1
-    for v in range(t * per_thread, min(n, (t + 1) * per_thread)):
+    """The proposals of vertices first .. last - 1 (see :func:`_propose_parallel`), with one thread's scratch
+    rows ``scores``, ``seen`` and ``touched``."""
+    for v in range(first, last):
         if not active[v]:
             proposals[v] = -1
             continue
@@ -67,7 +69,7 @@ def _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, inc
             continue  # its target is still free (or it had none): the same proposal again
         proposals[v] = _best_candidate(v, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
                                        vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
-                                       only_unmatched, scores[t], seen[t], touched[t])
+                                       only_unmatched, scores, seen, touched)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -76,7 +78,7 @@ def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, ra
                     scores, seen, touched):
     _propose_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                    ratings, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
-                   only_unmatched, rerate_only, active, proposals, scores, seen, touched)
+                   only_unmatched, rerate_only, active, proposals, scores[0], seen[0], touched[0])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -93,7 +95,7 @@ def _match_serial(rounds, net_offsets, pin_vertices, vertex_offsets, incident_ne
             active[v] = partner[v] < 0
         _propose_chunk(0, n, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
                        merge_key, partner, vertex_weights, max_weight, weight_penalty, np.bool_(True), round_index > 0,
-                       active, proposals, scores, seen, touched)
+                       active, proposals, scores[0], seen[0], touched[0])
         paired = 0
         for v in range(n):
             target = proposals[v]
@@ -110,13 +112,22 @@ def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, 
                       proposals, scores, seen, touched):
     """proposals[v] for every active v: its best candidate or -1 (with ``rerate_only``, only for those whose
     previous target got matched: candidates only drop out between matching rounds, so the others keep
-    theirs); thread t uses scratch row t."""
+    theirs); thread t uses scratch row t. The threads take chunks of ``PROPOSAL_CHUNK`` vertices one after
+    another from a shared counter: a vertex's rating costs the pins of its nets, which vary by orders of
+    magnitude between the parts of a level (the clauses and the variables of a SAT model)."""
     threads = scores.shape[0]
-    per_thread = (vertex_offsets.shape[0] - 1 + threads - 1) // threads
+    n = vertex_offsets.shape[0] - 1
+    chunks = (n + PROPOSAL_CHUNK - 1) // PROPOSAL_CHUNK
+    taken = np.zeros(1, dtype=np.int64)
     for t in numba.prange(threads):
-        _propose_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
-                       vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched,
-                       rerate_only, active, proposals, scores, seen, touched)
+        while True:
+            chunk = fetch_add(taken, 0, 1)
+            if chunk >= chunks:
+                break
+            _propose_chunk(chunk * PROPOSAL_CHUNK, min(n, (chunk + 1) * PROPOSAL_CHUNK), net_offsets, pin_vertices,
+                           vertex_offsets, incident_nets, ratings, vertex_weights, fixed, partner, cluster_weight,
+                           max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals, scores[t],
+                           seen[t], touched[t])
 
 
 @numba.njit(cache=True, nogil=True)

@@ -15,10 +15,12 @@ import numba
 import numpy as np
 from numba import int64
 
+from ...parallel import fetch_add
 from . import common
 from .common import ACTIVE_ROUNDS, next_stale, stale_threshold
 
 SCRATCH_BYTES = 1 << 31  # the per-thread dense scratch of contraction and local moving stays within this
+CHUNK = 512  # vertices (coarse vertices) a thread takes at a time from a shared counter
 
 move_gain = numba.njit(common.move_gain)
 
@@ -99,41 +101,54 @@ def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
     return _scaled_value(level, _inside(level, clusters), cluster_zeta)
 
 
+@numba.njit(cache=True, inline="always")
+def _best_target(v, offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, link, touched,
+                 last_touched, first_round):
+    """v's best move (:func:`_move_round`) with one thread's rows of ``link`` and ``touched``; -1 for none."""
+    if last_touched[v] < first_round:
+        return -1
+    own = clusters[v]
+    count = 0
+    own_link = int64(0)
+    for p in range(offsets[v], offsets[v + 1]):
+        c = clusters[neighbors[p]]
+        if c == own:
+            own_link += weights[p]
+        elif (c > own) == upward:
+            if link[c] == 0:
+                touched[count] = c
+                count += 1
+            link[c] += weights[p]
+    best = -1
+    best_gain = int64(0)
+    for i in range(count):
+        c = touched[i]
+        gain = move_gain(two_omega, link[c], own_link, zeta[v], cluster_zeta[c], cluster_zeta[own])
+        if gain > best_gain or (gain == best_gain and gain > 0 and c < best):
+            best_gain = gain
+            best = c
+        link[c] = 0
+    return best
+
+
 @numba.njit(parallel=True, cache=True)
 def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, upward, targets, link, touched,
                 last_touched, first_round):
     """Every active vertex's best move (targets[v], -1 for none) against the same clusters; returns the movers.
     Active: touched (moved, or a neighbour moved) in round ``first_round`` or later. Vertices in parallel,
-    each thread summing links in its own row of ``link`` (int64[threads, n], zero between uses) and listing
-    the clusters it touched in its row of ``touched`` (int32[threads, max degree])."""
+    ``CHUNK`` at a time, each thread summing links in its own row of ``link`` (int64[threads, n], zero between
+    uses) and listing the clusters it touched in its row of ``touched`` (int32[threads, max degree])."""
     n = offsets.shape[0] - 1
-    for v in numba.prange(n):
-        if last_touched[v] < first_round:
-            targets[v] = -1
-            continue
-        thread = numba.get_thread_id()
-        own = clusters[v]
-        count = 0
-        own_link = int64(0)
-        for p in range(offsets[v], offsets[v + 1]):
-            c = clusters[neighbors[p]]
-            if c == own:
-                own_link += weights[p]
-            elif (c > own) == upward:
-                if link[thread, c] == 0:
-                    touched[thread, count] = c
-                    count += 1
-                link[thread, c] += weights[p]
-        best = -1
-        best_gain = int64(0)
-        for i in range(count):
-            c = touched[thread, i]
-            gain = move_gain(two_omega, link[thread, c], own_link, zeta[v], cluster_zeta[c], cluster_zeta[own])
-            if gain > best_gain or (gain == best_gain and gain > 0 and c < best):
-                best_gain = gain
-                best = c
-            link[thread, c] = 0
-        targets[v] = best
+    chunks = (n + CHUNK - 1) // CHUNK
+    taken = np.zeros(1, dtype=np.int64)
+    for thread in numba.prange(link.shape[0]):  # chunks from a counter: the active vertices thin out unevenly
+        while True:
+            chunk = fetch_add(taken, 0, 1)
+            if chunk >= chunks:
+                break
+            for v in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
+                targets[v] = _best_target(v, offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta,
+                                          upward, link[thread], touched[thread], last_touched, first_round)
     movers = 0
     for v in range(n):
         movers += targets[v] >= 0
