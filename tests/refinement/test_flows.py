@@ -197,7 +197,7 @@ def test_flows_improve_a_real_partition_and_are_deterministic():
 def _pair_refinement(h, start, nets, bounds, threads, epsilon, alpha=16.0):
     """(gain, partition, block weights) of the pair (0, 1) of ``start`` refined from ``nets``: serially (0
     threads), or on ``threads`` threads speculating on alpha / 2, alpha / 4, ..."""
-    from hgpart.refinement import flows
+    from hgpart.refinement import flow_pair
 
     n, m = h.num_vertices, h.num_nets
     vertex_weights = h.vertex_weights.astype(np.int64)
@@ -210,9 +210,9 @@ def _pair_refinement(h, start, nets, bounds, threads, epsilon, alpha=16.0):
                  h.net_weights.astype(np.int64), vertex_weights, partition, block_weights, bounds,
                  np.ones(n, np.bool_), False, epsilon, alpha, 2, 1000)
     if threads:
-        gained = flows._refine_pair_speculating(*arguments, *rows)
+        gained = flow_pair.refine_pair_speculating(*arguments, *rows)
     else:
-        gained = flows.refine_pair(*arguments, tuple(row[0] for row in rows))
+        gained = flow_pair.refine_pair(*arguments, tuple(row[0] for row in rows))
     return gained, partition, block_weights
 
 
@@ -226,7 +226,7 @@ def test_the_threads_of_one_pair_give_the_serial_result(epsilon, seed, swapped):
     so the speculative regions are taken (on some, a second try at alpha / 4, or alpha left as it was after a
     speculative region, ends elsewhere)."""
     from hgpart import partition as run_partition
-    from hgpart.refinement import flows
+    from hgpart.refinement import flow_pair
 
     h = read_hypergraph(IBM01)
     start = np.array(run_partition(h, 2, epsilon=0.03, preset="fast", device="cpu").partition, dtype=np.int32)
@@ -236,8 +236,8 @@ def test_the_threads_of_one_pair_give_the_serial_result(epsilon, seed, swapped):
         start[chosen] = 1 - side
     bounds = np.full(2, max_block_weight(h.total_vertex_weight, 2, epsilon), dtype=np.int64)
     assert scatter_sum(start, h.vertex_weights, 2).max() <= bounds[0]
-    nets = np.array([e for e in range(h.num_nets) if flows._cut_between(e, 0, 1, h.net_offsets, h.pin_vertices,
-                                                                        start)], dtype=np.int64)
+    nets = np.array([e for e in range(h.num_nets) if flow_pair._cut_between(e, 0, 1, h.net_offsets, h.pin_vertices,
+                                                                            start)], dtype=np.int64)
     serial, serial_partition, serial_weights = _pair_refinement(h, start, nets, bounds, 0, epsilon)
     assert serial > 0
     for threads in (2, 4):
@@ -251,7 +251,7 @@ def test_the_threads_of_one_pair_give_the_serial_result(epsilon, seed, swapped):
 def _rounds_one_pair_after_the_other(h, partition, k, bounds, epsilon, alpha, rounds, min_improvement):
     """flow_rounds' rounds with every pair refined in the order of its cut weight, one after the other
     (pair_cut_nets and refine_pair called from Python); returns (total gain, partition)."""
-    from hgpart.refinement import flows
+    from hgpart.refinement import flow_pair, flows
 
     n, m = h.num_vertices, h.num_nets
     net_weights, vertex_weights = h.net_weights.astype(np.int64), h.vertex_weights.astype(np.int64)
@@ -268,7 +268,7 @@ def _rounds_one_pair_after_the_other(h, partition, k, bounds, epsilon, alpha, ro
                  if weights[p] > 0 and weights[p] != unchanged_since.get(p)]
         gained = 0
         for pair in pairs:
-            gain = flows.refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], h.net_offsets,
+            gain = flow_pair.refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], h.net_offsets,
                                      h.pin_vertices, h.vertex_offsets, h.incident_nets, net_weights, vertex_weights,
                                      partition, block_weights, bounds, np.ones(n, np.bool_), False, epsilon, alpha,
                                      2, 1000, workspace)
