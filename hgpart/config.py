@@ -357,7 +357,9 @@ class CommunityConfig:
     density_threshold : float
         See ``edge_weights``.
     max_net_size : int
-        Nets with more pins are left out of the star expansion.
+        Nets with more pins are left out of the star expansion: a large net's star ties together vertices that
+        share little else and merges communities that a good cut separates (docs/tuning.md, "communities.max_net_size
+        and edge_weights again": 100 against 1000 halves the worst k = 2 cut of the set).
     clustering : ClusterConfig
         The modularity clustering that finds the communities.
     """
@@ -368,7 +370,7 @@ class CommunityConfig:
     skip_mesh_graphs: bool = True
     edge_weights: str = "hybrid"
     density_threshold: float = 0.75
-    max_net_size: int = 1000
+    max_net_size: int = 100
     clustering: ClusterConfig = field(default_factory=lambda: ClusterConfig(move_rounds=8, cycles=1, tries=1,
                                                                             ensemble_rounds=0))
 
