@@ -135,9 +135,9 @@ def coarsen(hypergraph, k: int = 2, config=None, *, epsilon: float = 0.03, fixed
     >>> import hgpart, networkx as nx
     >>> hierarchy = hgpart.coarsen(nx.grid_2d_graph(60, 60), k=2, device="cpu")
     >>> [row["vertices"] for row in hierarchy.summary()]
-    [3600, 1440, 576, 379]
+    [3600, 1440, 576, 270]
     >>> hierarchy.coarsest.hypergraph.num_vertices
-    375
+    249
     >>> hierarchy.communities is None  # a mesh graph: no communities, as in Mt-KaHyPar
     True
     """

@@ -23,7 +23,12 @@ class CoarseningConfig:
     max_rated_net_size : int
         Nets with more pins are skipped when rating: they say little about similarity and cost |e|^2.
     contraction_limit_factor : int
-        Coarsening stops at this many vertices per block (160 k).
+        CPU path: coarsening stops at this many vertices per block (100 k). The host's initial partitioning
+        then splits a coarsest level of 100 k vertices, and each of its bisections coarsens to 200: against
+        Mt-KaHyPar's 160 k, 0.8x the time at k >= 8 and 0.96x at k = 2 for the same km1 (docs/tuning.md,
+        "coarsening.contraction_limit_factor = 100 on the CPU path").
+    device_contraction_limit_factor : int
+        GPU path (and its twin): the same, 160 k (docs/tuning.md, "coarsening.contraction_limit_factor = 160").
     min_shrink : float
         Coarsening stops after a level that removes less than this fraction of the vertices.
     matching_rounds : int
@@ -56,7 +61,8 @@ class CoarseningConfig:
     rating: str = "heavy-edge"
     weight_penalty: bool = False
     max_rated_net_size: int = 1000
-    contraction_limit_factor: int = 160
+    contraction_limit_factor: int = 100
+    device_contraction_limit_factor: int = 160
     min_shrink: float = 0.01
     matching_rounds: int = 1
     join_unmatched: bool = True
@@ -65,6 +71,13 @@ class CoarseningConfig:
     max_shrink_factor: float = 2.5
     two_hop: bool = True
     max_levels: int = 100
+
+    def on_path(self, path: str) -> CoarseningConfig:
+        """This config as the ``path`` (``cpu`` or ``gpu``) coarsens: ``contraction_limit_factor`` is the
+        path's."""
+        if path == "gpu":
+            return replace(self, contraction_limit_factor=self.device_contraction_limit_factor)
+        return self
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import time
 from contextlib import nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numba
 import numpy as np
@@ -185,6 +185,7 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
     if k == 1 or hypergraph.num_vertices == 0:
         result = np.zeros(hypergraph.num_vertices, dtype=np.int32)
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
+    config = replace(config, coarsening=config.coarsening.on_path(path))
     policy = Policy(config, path, hypergraph.num_pins, is_mesh_graph(hypergraph))
     on_device = path == "gpu" and not twin
     memory = DeviceMemory(hypergraph, k) if on_device else nullcontext()
@@ -398,7 +399,8 @@ def _warm_up_input(objective: str, flows: bool) -> tuple:
 
     rng = np.random.default_rng(0)
     nets = [rng.choice(400, size=int(rng.integers(2, 6)), replace=False) for _ in range(600)]
-    config = make_config(3, 0.03, objective, 0, "fast", coarsening=CoarseningConfig(contraction_limit_factor=20),
+    small_levels = CoarseningConfig(contraction_limit_factor=20, device_contraction_limit_factor=20)
+    config = make_config(3, 0.03, objective, 0, "fast", coarsening=small_levels,
                          communities=CommunityConfig(), flows=FlowConfig(levels="last" if flows else "none"))
     return Hypergraph.from_pin_lists(nets, 400), config
 

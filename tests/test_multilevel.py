@@ -10,7 +10,7 @@ import pytest
 
 from hgpart import generate
 from hgpart.backends import HostBackend, backends_for
-from hgpart.config import CommunityConfig, FlowConfig, choose_communities, make_config
+from hgpart.config import CoarseningConfig, CommunityConfig, FlowConfig, choose_communities, make_config
 from hgpart.io import read_hypergraph
 from hgpart.metrics import evaluate, max_block_weight
 from hgpart.multilevel import Level, final_refinement, gpu_path_on_cpu, partition, v_cycle
@@ -77,6 +77,35 @@ def test_the_policy_places_levels_and_refiners_by_size():
     assert Policy(forced, "cpu", 100, mesh_graph=True).communities_on == HOST
     with pytest.raises(ValueError):
         Policy(config, "tpu", 1)
+
+
+def test_each_path_coarsens_to_its_own_contraction_limit(monkeypatch):
+    """The CPU path's hierarchy and its initial partitioning's bisections coarsen with
+    ``contraction_limit_factor``, the GPU path's (its twin here) with ``device_contraction_limit_factor``."""
+    import hgpart.multilevel as multilevel
+
+    seen = []
+    build, initial = multilevel.build_hierarchy, multilevel.initial_partition
+
+    def recording_build(hypergraph, k, config, *args, **kwargs):
+        seen.append(("hierarchy", config.contraction_limit_factor))
+        return build(hypergraph, k, config, *args, **kwargs)
+
+    def recording_initial(hypergraph, k, epsilon, config, *args, **kwargs):
+        seen.append(("initial", config.coarsening.contraction_limit_factor))
+        return initial(hypergraph, k, epsilon, config, *args, **kwargs)
+
+    monkeypatch.setattr(multilevel, "build_hierarchy", recording_build)
+    monkeypatch.setattr(multilevel, "initial_partition", recording_initial)
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    config = make_config(8, seed=0, coarsening=CoarseningConfig(contraction_limit_factor=70,
+                                                                device_contraction_limit_factor=130))
+    partition(hypergraph, config=config, device="cpu")
+    assert seen == [("hierarchy", 70), ("initial", 70)]
+    seen.clear()
+    gpu_path_on_cpu(hypergraph, config)
+    assert seen == [("hierarchy", 130), ("initial", 130)]
+    assert CoarseningConfig().on_path("cpu") == CoarseningConfig()
 
 
 def test_cpu_twin_of_the_gpu_path_is_balanced_and_close_to_the_cpu_path():

@@ -79,8 +79,9 @@ def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: Pa
 
 def multilevel_bisect(hypergraph: Hypergraph, max_weights, target0: int, fixed_side, seed: int,
                       config: PartitionConfig, cut_objective: bool, workers: int = 1) -> np.ndarray:
-    """Bisection of a sub-problem the multilevel way: coarsen it to 160 * 2 vertices, run the portfolio
-    there (on ``workers`` threads), then project and refine (label propagation, 2-way FM) level by level.
+    """Bisection of a sub-problem the multilevel way: coarsen it to 2 * ``config.coarsening.contraction_limit_factor``
+    vertices, run the portfolio there (on ``workers`` threads), then project and refine (label propagation, 2-way
+    FM) level by level.
     A sub-problem of more than ``config.initial.always_coarsen_pins`` pins whose rating would cost more than
     ``config.initial.rating_budget`` pin visits (:func:`..coarsening.similarity.rating_work`) is not
     coarsened. int32[n] sides."""

@@ -211,10 +211,11 @@ def test_contraction_preserves_km1_and_weights(seed):
 def test_coarsening_stops_at_the_contraction_limit():
     hypergraph = read_hypergraph(IBM01)
     hierarchy = coarsen(hypergraph, 2)
+    limit = 2 * CoarseningConfig().contraction_limit_factor
     sizes = [level.hypergraph.num_vertices for level in hierarchy.levels] + [hierarchy.coarsest.hypergraph.num_vertices]
     assert sizes[0] == 12752 and all(a > b for a, b in zip(sizes, sizes[1:]))
-    assert sizes[-1] <= 320 or sizes[-1] > 0.99 * sizes[-2] or sizes[-2] > 320
-    assert hierarchy.coarsest.hypergraph.vertex_weights.max() <= -(-12752 // 320)
+    assert sizes[-1] <= limit or sizes[-1] > 0.99 * sizes[-2] or sizes[-2] > limit
+    assert hierarchy.coarsest.hypergraph.vertex_weights.max() <= -(-12752 // limit)
     for level in hierarchy.levels:
         assert level.cluster.shape[0] == level.hypergraph.num_vertices
 
