@@ -23,9 +23,10 @@ class CoarseningConfig:
     max_rated_net_size : int
         Nets with more pins are skipped when rating: they say little about similarity and cost |e|^2.
     contraction_limit_factor : int
-        CPU path: coarsening stops at this many vertices per block (100 k). The host's initial partitioning
-        then splits a coarsest level of 100 k vertices, and each of its bisections coarsens to 200: against
-        Mt-KaHyPar's 160 k, 0.8x the time at k >= 8 and 0.96x at k = 2 for the same km1 (docs/tuning.md,
+        CPU path: coarsening stops at this many vertices per block (100 k), and each bisection of the initial
+        partitioning coarsens its sub-problem to 2 x this. The initial partitioning, the CPU path's largest
+        phase from k = 8 on, then runs its portfolios on smaller levels, which costs less time than the extra
+        level to refine, for the same km1 as Mt-KaHyPar's 160 k (docs/tuning.md,
         "coarsening.contraction_limit_factor = 100 on the CPU path").
     device_contraction_limit_factor : int
         GPU path (and its twin): the same, 160 k (docs/tuning.md, "coarsening.contraction_limit_factor = 160").
@@ -372,7 +373,7 @@ class CommunityConfig:
     max_net_size : int
         Nets with more pins are left out of the star expansion: a large net's star ties together vertices that
         share little else and merges communities that a good cut separates (docs/tuning.md, "communities.max_net_size
-        = 100 (was 1000)": cholesky_mc's k = 2 cut 951 -> 317).
+        = 100 (was 1000)").
     clustering : ClusterConfig
         The modularity clustering that finds the communities.
     """
