@@ -261,9 +261,11 @@ class PolicyConfig:
     ----------
     v_cycles : int
         Extra V-cycles after the first: coarsen again inside the blocks, refine back up.
-    host_communities_max_pins : int
-        GPU path: inputs of at most this many pins have their communities detected by the host's twin (the
-        same labels), which is faster there (docs/tuning.md, "Community detection").
+    host_communities_max_nodes : int
+        GPU path: inputs whose star expansion has at most this many nodes (vertices plus nets) have their
+        communities detected by the host's twin (the same labels), which is faster there: the device's
+        detection is bound by its launches whatever the size, the host's time grows with the nodes
+        (docs/tuning.md, "policy.host_communities_max_nodes").
     host_level_max_pins : int
         GPU path: levels of at most this many pins are coarsened on the host, where launches cost more
         than the work.
@@ -284,7 +286,7 @@ class PolicyConfig:
     """
 
     v_cycles: int = 0
-    host_communities_max_pins: int = 300_000
+    host_communities_max_nodes: int = 200_000
     host_level_max_pins: int = 30_000
     device_v_cycle_max_pins: int = 2_000_000
     host_fm: bool = True

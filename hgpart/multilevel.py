@@ -186,7 +186,8 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
         result = np.zeros(hypergraph.num_vertices, dtype=np.int32)
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
     config = replace(config, coarsening=config.coarsening.on_path(path))
-    policy = Policy(config, path, hypergraph.num_pins, is_mesh_graph(hypergraph))
+    policy = Policy(config, path, hypergraph.num_pins, is_mesh_graph(hypergraph),
+                    hypergraph.num_vertices + hypergraph.num_nets)
     on_device = path == "gpu" and not twin
     memory = DeviceMemory(hypergraph, k) if on_device else nullcontext()
     with memory:
@@ -354,7 +355,8 @@ def _pairwise_fm(hypergraph: Hypergraph, blocks: np.ndarray, max_weights, config
     return blocks
 
 
-def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None = None, flows: bool = True) -> float:
+def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None = None, flows: bool = True,
+            input_nodes: int | None = None) -> float:
     """Compile (or load from numba's cache) the kernels a partition on ``device`` needs, on tiny inputs;
     returns seconds. The CLI calls this first so that the phase times it reports are run time, not JIT time.
 
@@ -363,7 +365,8 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
     only when ``input_pins``, the size of the input to come, needs them, and flow-based refinement only with
     ``flows`` (a partition whose preset runs it). The GPU path's community detection on the device, which
-    only inputs of more than ``policy.host_communities_max_pins`` pins take, likewise.
+    only inputs of more than ``policy.host_communities_max_nodes`` vertices plus nets (``input_nodes``; None:
+    as many as ``input_pins``) take, likewise.
     """
     from .config import CommunityConfig, PolicyConfig
     from .parallel import all_parallel, runs_serially
@@ -387,7 +390,9 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
                   device="gpu")
         if parallel_drivers:
             _warm_up_pair_fm(tiny)
-        if input_pins is None or PolicyConfig().host_communities_max_pins < input_pins <= CommunityConfig().max_pins:
+        nodes = input_pins if input_nodes is None else input_nodes
+        if input_pins is None or (input_pins <= CommunityConfig().max_pins
+                                  and nodes > PolicyConfig().host_communities_max_nodes):
             detect_communities(tiny.to_device(), CommunityConfig(), "gpu")
         prepare_uploads()
     return time.perf_counter() - started

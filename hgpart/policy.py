@@ -7,7 +7,7 @@ Two paths:
 
 - ``cpu``: every level on the host; label propagation and k-way FM on every level, then flow-based refinement
   where ``flows.levels`` asks; ``v_cycles`` extra V-cycles.
-- ``gpu``: communities are detected on the device unless the input is small; the hierarchy is kept on the
+- ``gpu``: communities are detected on the device unless the input has few vertices and nets; the hierarchy is kept on the
   device; levels of at most ``host_level_max_pins`` pins are coarsened on
   the host (launches would cost more than the work) and their coarse levels go to the device; Jet-style
   rounds refine every level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
@@ -45,12 +45,15 @@ class Policy:
     input_pins : int
     mesh_graph : bool
         Whether the input is a mesh graph (:func:`hgpart.preprocessing.communities.is_mesh_graph`).
+    input_nodes : int or None
+        The input's vertices plus nets (the nodes of its star expansion); None: as many as ``input_pins``.
     """
 
     config: PartitionConfig
     path: str
     input_pins: int
     mesh_graph: bool = False
+    input_nodes: int | None = None
 
     def __post_init__(self):
         if self.path not in PATHS:
@@ -70,10 +73,12 @@ class Policy:
     def communities_on(self) -> str | None:
         """Where the communities are detected: None when they are not (off, k below ``min_k``, an input of more
         than ``max_pins`` pins, a mesh graph); on the GPU path the host for inputs of at most
-        ``host_communities_max_pins`` pins (its twin gives the same labels, sooner there), else the device."""
+        ``host_communities_max_nodes`` vertices plus nets (its twin gives the same labels, sooner there), else
+        the device."""
         if not self.config.communities.wanted(self.config.k, self.input_pins, self.mesh_graph):
             return None
-        if self.path == "gpu" and self.input_pins > self.config.policy.host_communities_max_pins:
+        nodes = self.input_pins if self.input_nodes is None else self.input_nodes
+        if self.path == "gpu" and nodes > self.config.policy.host_communities_max_nodes:
             return DEVICE
         return HOST
 

@@ -117,18 +117,18 @@ def test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition(tmp_p
 
 @pytest.mark.gpu
 def test_gpu_warm_up_compiles_the_device_community_detection():
-    """In a fresh process, ``warm_up(device="gpu")`` leaves the device's clustering kernels alone for a small
-    input (the host's twin finds its communities) and compiles them for one whose communities the device
-    finds, so that its first partition spends no time compiling them."""
+    """In a fresh process, ``warm_up(device="gpu")`` leaves the device's clustering kernels alone for an input
+    of few vertices and nets, however many pins (the host's twin finds its communities), and compiles them for
+    one whose communities the device finds, so that its first partition spends no time compiling them."""
     import subprocess
     import sys
 
     code = "\n".join([
         "from hgpart.multilevel import warm_up",
         "from hgpart.graphs.clustering import device_moving",
-        "warm_up(device='gpu', input_pins=1000)",
+        "warm_up(device='gpu', input_pins=600_000, input_nodes=30_000)",
         "print(len(device_moving.link_kernel.overloads))",
-        "warm_up(device='gpu', input_pins=500_000)",
+        "warm_up(device='gpu', input_pins=600_000, input_nodes=300_000)",
         "print(len(device_moving.link_kernel.overloads))"])
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
                             cwd=str(DATA.parent))

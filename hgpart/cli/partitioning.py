@@ -48,7 +48,8 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
-    jit_seconds = warm_up(objective, device_used, hypergraph.num_pins, config.flows.levels != "none")
+    jit_seconds = warm_up(objective, device_used, hypergraph.num_pins, config.flows.levels != "none",
+                          hypergraph.num_vertices + hypergraph.num_nets)
     result = run_partition(hypergraph, fixed=fixed, config=config, device=device if device == "auto" else device_used)
     if result.device != device_used:  # auto, and the GPU ran out of memory: a warning, silenced only by -q
         Reporter(quiet).log(f"note: {result.note}")
