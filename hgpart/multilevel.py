@@ -368,7 +368,7 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     only inputs of more than ``policy.host_communities_max_nodes`` vertices plus nets (``input_nodes``; None:
     as many as ``input_pins``) take, likewise.
     """
-    from .config import CommunityConfig, PolicyConfig
+    from .config import CommunityConfig
     from .parallel import all_parallel, runs_serially
 
     started = time.perf_counter()
@@ -390,9 +390,8 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
                   device="gpu")
         if parallel_drivers:
             _warm_up_pair_fm(tiny)
-        nodes = input_pins if input_nodes is None else input_nodes
-        if input_pins is None or (input_pins <= CommunityConfig().max_pins
-                                  and nodes > PolicyConfig().host_communities_max_nodes):
+        to_come = None if input_pins is None else Policy(make_config(2), "gpu", input_pins, input_nodes=input_nodes)
+        if to_come is None or to_come.communities_on == DEVICE:
             detect_communities(tiny.to_device(), CommunityConfig(), "gpu")
         prepare_uploads()
     return time.perf_counter() - started

@@ -7,10 +7,10 @@ Two paths:
 
 - ``cpu``: every level on the host; label propagation and k-way FM on every level, then flow-based refinement
   where ``flows.levels`` asks; ``v_cycles`` extra V-cycles.
-- ``gpu``: communities are detected on the device unless the input has few vertices and nets; the hierarchy is kept on the
-  device; levels of at most ``host_level_max_pins`` pins are coarsened on
-  the host (launches would cost more than the work) and their coarse levels go to the device; Jet-style
-  rounds refine every level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
+- ``gpu``: communities are detected on the device unless the input has few vertices and nets; the hierarchy
+  is kept on the device; levels of at most ``host_level_max_pins`` pins are coarsened on the host (launches
+  would cost more than the work) and their coarse levels go to the device; Jet-style rounds refine every
+  level on the device. On inputs of at most ``device_v_cycle_max_pins`` pins the host's
   k-way FM also refines, after Jet, every coarser level of at most ``host_fm_level_fraction`` of the input's
   pins (Jet's single moves stall on levels of big nets, FM's move sequences do not), then the input at the
   end (each followed by flow-based refinement where ``flows.levels`` asks), and the extra V-cycles run; on
