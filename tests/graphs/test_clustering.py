@@ -8,6 +8,7 @@ from hgpart import Graph
 from hgpart.config import ClusterConfig
 from hgpart.errors import InputError
 from hgpart.graphs.clustering import cluster, host, host_moving
+from hgpart.graphs.clustering.common import RESPOND
 from hgpart.graphs.modularity import integer_level, modularity, weight_scale
 from hgpart.io import read_graph
 
@@ -93,10 +94,12 @@ def test_contraction_equals_its_numpy_definition(seed):
     graph = random_graph(seed, n=120, m=400, weighted=False, isolated=5)
     level, _ = integer_level(graph)
     level["loops"] = rng.integers(0, 3, graph.num_vertices).astype(np.int64)
-    num_coarse = int(rng.integers(1, 60))
-    mapping = np.concatenate([np.arange(num_coarse), rng.integers(0, num_coarse, graph.num_vertices - num_coarse)])
-    mapping = rng.permutation(mapping).astype(np.int32)
+    num_coarse = int(rng.integers(1, 60)) if seed % 2 == 0 else 90
+    rest = rng.integers(0, num_coarse, graph.num_vertices - num_coarse) if seed % 2 == 0 else np.zeros(30, np.int64)
+    mapping = rng.permutation(np.concatenate([np.arange(num_coarse), rest])).astype(np.int32)
     coarse = host.contract_level(level, mapping, num_coarse)
+    if seed % 2:  # one coarse vertex of 31 members: a row longer than the insertion sort takes
+        assert np.max(np.diff(coarse["offsets"])) > host.SHORT_ROW
     rows = np.repeat(np.arange(graph.num_vertices), np.diff(level["offsets"]))
     coarse_rows, coarse_neighbors = mapping[rows], mapping[level["neighbors"]]
     across = coarse_rows != coarse_neighbors
@@ -134,7 +137,7 @@ def test_local_moving_revisits_movers_and_their_neighbours_only():
     level, _ = integer_level(path)
     last_touched = np.full(5, -1, dtype=np.int32)
     unchanged = np.arange(5, dtype=np.int32)
-    host_moving._mark_touched(level["offsets"], level["neighbors"], level["weights"],
+    host_moving._mark_touched(level["offsets"], level["neighbors"], level["weights"], np.array([2], np.int32), 1,
                               np.array([-1, -1, 4, -1, -1], np.int32), unchanged, unchanged, last_touched, 7,
                               np.empty(5, np.int64))
     assert last_touched.tolist() == [-1, 7, 7, 7, -1]
@@ -163,14 +166,21 @@ def test_inside_weight_follows_the_movers_edges(seed):
     previous = np.empty(n, dtype=np.int32)
     moved = np.zeros(n, dtype=np.bool_)
     cluster_zeta = np.zeros(n, dtype=np.int64)
+    host_moving._fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
     before = host_moving._inside(level, clusters)
+    squares = int(np.sum(cluster_zeta ** 2))
     targets = np.where(rng.random(n) < 0.4, rng.integers(0, 12, n), -1).astype(np.int32)
     targets[targets == clusters] = -1
-    host_moving._apply_moves(clusters, targets, previous, moved, level["zeta"], cluster_zeta)
-    change = host_moving._mark_touched(level["offsets"], level["neighbors"], level["weights"], targets, previous,
-                                       clusters, np.full(n, -1, np.int32), 0, np.empty(n, np.int64))
-    assert np.count_nonzero(targets >= 0) > 10 and change != 0
+    movers = np.empty(n, dtype=np.int32)
+    count, squares_change = host_moving._apply_moves(clusters, targets, previous, moved, level["zeta"], cluster_zeta,
+                                                     movers)
+    change = host_moving._mark_touched(level["offsets"], level["neighbors"], level["weights"], movers, count,
+                                       targets, previous, clusters, np.full(n, -1, np.int32), 0,
+                                       np.empty(n, np.int64))
+    assert count == np.count_nonzero(targets >= 0) > 10 and change != 0
     assert before + change == host_moving._inside(level, clusters)
+    assert np.array_equal(cluster_zeta, np.bincount(clusters, level["zeta"], n).astype(np.int64))
+    assert squares + squares_change == int(np.sum(cluster_zeta ** 2))
 
 
 def test_no_vertex_moves_straight_back():
@@ -180,11 +190,33 @@ def test_no_vertex_moves_straight_back():
     previous = np.array([3, 3, 3, 1], dtype=np.int32)  # 0 and 1 came from 3 last round, 3 from 1; 2 stayed
     moved = np.array([True, True, False, True])
     targets = np.array([3, 2, 1, 1], dtype=np.int32)  # 0 and 3 straight back, 1 on to 2, 2 to 1
-    cluster_zeta = np.zeros(4, dtype=np.int64)
-    movers = host_moving._apply_moves(clusters, targets, previous, moved, np.ones(4, dtype=np.int64), cluster_zeta)
-    assert movers == 2 and clusters.tolist() == [1, 2, 1, 3] and targets.tolist() == [-1, 2, 1, -1]
+    cluster_zeta = np.array([0, 2, 0, 2], dtype=np.int64)  # ζ(C) of the clusters before, every ζ(v) 1
+    movers = np.empty(4, dtype=np.int32)
+    count, squares_change = host_moving._apply_moves(clusters, targets, previous, moved, np.ones(4, dtype=np.int64),
+                                                     cluster_zeta, movers)
+    assert count == 2 and clusters.tolist() == [1, 2, 1, 3] and targets.tolist() == [-1, 2, 1, -1]
+    assert movers[:count].tolist() == [1, 2]
     assert previous.tolist() == [1, 1, 3, 3] and moved.tolist() == [False, True, True, False]
-    assert cluster_zeta.tolist() == [0, 2, 1, 1]
+    assert cluster_zeta.tolist() == [0, 2, 1, 1] and squares_change == (4 + 1 + 1) - (4 + 4)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_responses_follow_the_proposals_as_the_respond_rating(seed):
+    """Each red vertex accepts what rating its own edges in RESPOND mode (the device's step) finds: the
+    proposer of largest merge gain, ties to the smaller id; unit weights for seeds 0 and 1 make ties."""
+    level, _ = integer_level(random_graph(seed, n=400, m=1600, weighted=seed >= 2))
+    n = level["offsets"].shape[0] - 1
+    partner = np.full(n, -1, dtype=np.int32)
+    args = (level["offsets"], level["neighbors"], level["weights"], level["two_omega"], level["zeta"])
+    for round_index in range(3):
+        blue = host.colours(round_index + 17 * seed, n)
+        before = partner.copy()
+        proposal, response = np.empty(n, np.int32), np.empty(n, np.int32)
+        gains = np.empty(n, np.int64)
+        pairs = host._match_round(*args, partner, blue, proposal, gains, response, np.empty(n, np.int64))
+        rated = np.empty(n, dtype=np.int32)
+        host._best_candidates(np.int64(RESPOND), *args, before, proposal, blue, blue, rated, np.empty(n, np.int64))
+        assert np.array_equal(response, rated) and pairs == np.count_nonzero(rated >= 0) > 0
 
 
 def test_contraction_keeps_modularity_and_matching_is_valid():

@@ -49,7 +49,7 @@ from numba import int64
 
 from ..modularity import integer_level
 from . import common
-from .common import PROPOSE, RESPOND, SATELLITE, compact, intersect, project, round_salt
+from .common import PROPOSE, SATELLITE, compact, intersect, project, round_salt
 from .host_moving import local_moving, scaled_modularity, threads_for_scratch
 
 __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level", "local_moving",
@@ -58,6 +58,7 @@ __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level",
 
 candidate_gain = numba.njit(inline="always")(common.candidate_gain)
 colour_bit = numba.njit(common.colour_bit)
+SHORT_ROW = 32  # coarse rows of at most this many neighbours are sorted by insertion in contraction
 
 
 @numba.njit(cache=True)
@@ -70,31 +71,44 @@ def colours(salt, n):
 
 
 @numba.njit(parallel=True, cache=True)
-def _best_candidates(mode, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre, best):
-    """best[v] = the candidate u of largest gain in the step ``mode`` (ties: smaller u), or -1; vertices in
-    parallel. Arrays as in a level, partner/proposal/best int32[n], blue/centre int8[n]."""
+def _best_candidates(mode, offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue, centre, best,
+                     best_gain):
+    """best[v] = the candidate u of largest gain in the step ``mode`` (ties: smaller u), or -1, and best_gain[v]
+    its gain; vertices in parallel. Arrays as in a level, partner/proposal/best int32[n], blue/centre int8[n],
+    best_gain int64[n]."""
     for v in numba.prange(offsets.shape[0] - 1):
         chosen = -1
-        best_gain = int64(0)
+        gain_of_chosen = int64(0)
         if partner[v] < 0:
             for p in range(offsets[v], offsets[v + 1]):
                 u = neighbors[p]
                 gain = candidate_gain(mode, v, u, weights[p], two_omega, zeta[v], zeta[u], partner[v], partner[u],
                                       proposal[u], blue[v], blue[u], centre[v], centre[u])
-                if gain > best_gain or (gain == best_gain and gain > 0 and u < chosen):
-                    best_gain = gain
+                if gain > gain_of_chosen or (gain == gain_of_chosen and gain > 0 and u < chosen):
+                    gain_of_chosen = gain
                     chosen = u
         best[v] = chosen
+        best_gain[v] = gain_of_chosen
 
 
 @numba.njit(cache=True)
-def _match_round(offsets, neighbors, weights, two_omega, zeta, partner, blue, proposal, response):
-    """One blue/red round: proposals, responses, matches. Returns the number of new pairs."""
-    no_centres = blue  # unused by PROPOSE and RESPOND
+def _match_round(offsets, neighbors, weights, two_omega, zeta, partner, blue, proposal, proposal_gain, response,
+                 response_gain):
+    """One blue/red round: proposals, responses, matches. Returns the number of new pairs.
+
+    Each red vertex accepts the proposer of largest gain (ties: the smaller id), as the device's RESPOND step
+    finds it (a pair's gain is symmetric): one pass over the proposals instead of one over the red vertices'
+    edges."""
+    no_centres = blue  # unused by PROPOSE
     _best_candidates(np.int64(PROPOSE), offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue,
-                     no_centres, proposal)
-    _best_candidates(np.int64(RESPOND), offsets, neighbors, weights, two_omega, zeta, partner, proposal, blue,
-                     no_centres, response)
+                     no_centres, proposal, proposal_gain)
+    response[:] = -1
+    response_gain[:] = 0
+    for v in range(partner.shape[0]):  # in id order: a tie keeps the smaller proposer
+        u = proposal[v]
+        if u >= 0 and proposal_gain[v] > response_gain[u]:
+            response[u] = v
+            response_gain[u] = proposal_gain[v]
     pairs = 0
     for u in range(partner.shape[0]):
         v = response[u]
@@ -126,12 +140,12 @@ def match_clusters(level: dict, seed: int, depth: int, rounds: int) -> np.ndarra
     """
     n = level["offsets"].shape[0] - 1
     partner = np.full(n, -1, dtype=np.int32)
-    proposal = np.empty(n, dtype=np.int32)
-    response = np.empty(n, dtype=np.int32)
+    proposal, response = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
+    proposal_gain, response_gain = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
     for round_index in range(rounds):
         blue = colours(round_salt(seed, depth, round_index), n)
         if _match_round(level["offsets"], level["neighbors"], level["weights"], level["two_omega"], level["zeta"],
-                        partner, blue, proposal, response) == 0:
+                        partner, blue, proposal, proposal_gain, response, response_gain) == 0:
             break
     return partner
 
@@ -168,7 +182,7 @@ def satellite_targets(level: dict, partner: np.ndarray) -> np.ndarray:
     centre = centres(level["offsets"], level["neighbors"], level["zeta"])
     target = np.empty(n, dtype=np.int32)
     _best_candidates(SATELLITE, level["offsets"], level["neighbors"], level["weights"], level["two_omega"],
-                     level["zeta"], partner, partner, centre, centre, target)  # no proposals here
+                     level["zeta"], partner, partner, centre, centre, target, np.empty(n, dtype=np.int64))  # no proposals
     return target
 
 
@@ -256,7 +270,16 @@ def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, thr
                         count += 1
                     link[thread, cu] += weights[p]
         coarse_loops[c] += inside
-        bound_neighbors[start:start + count].sort()
+        if count > SHORT_ROW:
+            bound_neighbors[start:start + count].sort()
+        else:  # most rows: an insertion sort in place, without a slice's reference counts and call
+            for i in range(start + 1, start + count):
+                key = bound_neighbors[i]
+                j = i - 1
+                while j >= start and bound_neighbors[j] > key:
+                    bound_neighbors[j + 1] = bound_neighbors[j]
+                    j -= 1
+                bound_neighbors[j + 1] = key
         for i in range(start, start + count):
             cu = bound_neighbors[i]
             bound_weights[i] = link[thread, cu]

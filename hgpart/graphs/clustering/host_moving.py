@@ -156,47 +156,95 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
 
 
 @numba.njit(parallel=True, cache=True)
-def _mark_touched(offsets, neighbors, weights, targets, previous, clusters, last_touched, round_index, row_change):
-    """last_touched[v] = round_index for every mover and every neighbour of one (threads that write one entry
-    write the same value); returns how the weight inside clusters changed, from the movers' edges alone (each
-    edge once: from v's side unless u moved too and u < v), so that the round's modularity stays exact
-    without a pass over every edge. ``row_change`` is int64[n] scratch."""
-    n = offsets.shape[0] - 1
-    for v in numba.prange(n):
+def _mark_touched(offsets, neighbors, weights, movers, count, targets, previous, clusters, last_touched, round_index,
+                  row_change):
+    """last_touched[v] = round_index for every mover (``movers[:count]``) and every neighbour of one (threads
+    that write one entry write the same value); returns how the weight inside clusters changed, from the movers'
+    edges alone (each edge once: from v's side unless u moved too and u < v), so that the round's modularity
+    stays exact without a pass over every edge. ``row_change`` is int64[n] scratch."""
+    for i in numba.prange(count):
+        v = movers[i]
         change = int64(0)
-        if targets[v] >= 0:
-            last_touched[v] = round_index
-            for p in range(offsets[v], offsets[v + 1]):
-                u = neighbors[p]
-                last_touched[u] = round_index
-                if v < u or targets[u] < 0:
-                    before = previous[v] == previous[u]
-                    after = clusters[v] == clusters[u]
-                    if before != after:
-                        change += weights[p] if after else -weights[p]
-        row_change[v] = change
+        last_touched[v] = round_index
+        for p in range(offsets[v], offsets[v + 1]):
+            u = neighbors[p]
+            last_touched[u] = round_index
+            if v < u or targets[u] < 0:
+                before = previous[v] == previous[u]
+                after = clusters[v] == clusters[u]
+                if before != after:
+                    change += weights[p] if after else -weights[p]
+        row_change[i] = change
     total = int64(0)
-    for v in range(n):
-        total += row_change[v]
+    for i in range(count):
+        total += row_change[i]
     return total
 
 
 @numba.njit(cache=True)
-def _apply_moves(clusters, targets, previous, moved, zeta, cluster_zeta):
+def _apply_moves(clusters, targets, previous, moved, zeta, cluster_zeta, movers):
     """Every vertex with a target moves there at once, except straight back to the cluster it left in the
     round before (that target is dropped: targets[v] = -1). previous[v] and moved[v] then hold v's cluster
-    before this round and whether it moved. Returns the movers."""
-    movers = 0
+    before this round and whether it moved; ``cluster_zeta`` (ζ(C)) follows the moves, and ``movers``
+    (int32[n]) lists the movers. Returns (the number of movers, the change of Σ ζ(C)²)."""
+    count = 0
+    squares_change = int64(0)
     for v in range(clusters.shape[0]):
         if targets[v] >= 0 and moved[v] and targets[v] == previous[v]:
             targets[v] = -1
         previous[v] = clusters[v]
         moved[v] = targets[v] >= 0
         if targets[v] >= 0:
-            clusters[v] = targets[v]
-            movers += 1
-    _fill_cluster_zeta(clusters, zeta, cluster_zeta)
-    return movers
+            old, new, z = clusters[v], targets[v], zeta[v]
+            squares_change += 2 * z * (z + cluster_zeta[new] - cluster_zeta[old])  # (a - z)² - a² + (b + z)² - b²
+            cluster_zeta[old] -= z
+            cluster_zeta[new] += z
+            clusters[v] = new
+            movers[count] = v
+            count += 1
+    return count, squares_change
+
+
+_next_stale = numba.njit(next_stale)
+
+
+@numba.njit(cache=True)
+def _rounds(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, inside, squares, rounds,
+            stale_rounds, threshold, link, touched):
+    """The rounds of :func:`local_moving` from ``clusters`` (changed in place), whose weight inside clusters
+    (loops included) is ``inside`` and Σ ζ(C)² ``squares``; ``link`` and ``touched`` as for
+    :func:`_move_round`. Returns (the best clustering seen, 4Ω² times its modularity)."""
+    n = clusters.shape[0]
+    best = clusters.copy()
+    best_value = 2 * two_omega * inside - squares
+    targets = np.empty(n, dtype=np.int32)
+    last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
+    previous = np.empty(n, dtype=np.int32)
+    moved = np.zeros(n, dtype=np.bool_)
+    movers = np.empty(n, dtype=np.int32)
+    row_change = np.empty(n, dtype=np.int64)
+    stale = idle = 0
+    for round_index in range(rounds):
+        _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta, round_index % 2 == 0,
+                    targets, link, touched, last_touched, round_index - ACTIVE_ROUNDS)
+        count, squares_change = _apply_moves(clusters, targets, previous, moved, zeta, cluster_zeta, movers)
+        if count == 0:
+            idle += 1
+            if idle == 2:
+                break
+            continue
+        idle = 0
+        squares += squares_change
+        inside += _mark_touched(offsets, neighbors, weights, movers, count, targets, previous, clusters,
+                                last_touched, round_index, row_change)
+        value = 2 * two_omega * inside - squares
+        improved, stale = _next_stale(value, best_value, stale, threshold)
+        if improved:
+            best_value = value
+            best[:] = clusters
+        if stale >= stale_rounds:
+            break
+    return best, best_value
 
 
 def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: int,
@@ -233,36 +281,10 @@ def _local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: 
     clusters = clusters.astype(np.int32, copy=True)
     cluster_zeta = np.zeros(n, dtype=np.int64)
     _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
-    best = clusters.copy()
-    inside = _inside(level, clusters)
-    best_value = _scaled_value(level, inside, cluster_zeta)
-    targets = np.empty(n, dtype=np.int32)
     link = np.zeros((threads, n), dtype=np.int64)
     touched = np.empty((threads, max(max_degree, 1)), dtype=np.int32)
-    last_touched = np.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
-    previous = np.empty(n, dtype=np.int32)
-    moved = np.zeros(n, dtype=np.bool_)
-    row_change = np.empty(n, dtype=np.int64)
-    stale = idle = 0
-    threshold = stale_threshold(level["two_omega"], min_improvement)
-    for round_index in range(rounds):
-        _move_round(level["offsets"], level["neighbors"], level["weights"], level["zeta"], level["two_omega"], clusters,
-                    cluster_zeta, round_index % 2 == 0, targets, link, touched, last_touched,
-                    round_index - ACTIVE_ROUNDS)
-        if _apply_moves(clusters, targets, previous, moved, level["zeta"], cluster_zeta) == 0:
-            idle += 1
-            if idle == 2:
-                break
-            continue
-        idle = 0
-        inside += _mark_touched(level["offsets"], level["neighbors"], level["weights"], targets, previous, clusters,
-                                last_touched, round_index, row_change)
-        value = _scaled_value(level, inside, cluster_zeta)  # _apply_moves refilled cluster_zeta
-        improved, stale = next_stale(value, best_value, stale, threshold)
-        if improved:
-            best_value = value
-            best[:] = clusters
-        if stale >= stale_rounds:
-            break
-    return best, best_value
-
+    best, best_value = _rounds(level["offsets"], level["neighbors"], level["weights"], level["zeta"],
+                               np.int64(level["two_omega"]), clusters, cluster_zeta, np.int64(_inside(level, clusters)),
+                               _square_sum(cluster_zeta), rounds, stale_rounds,
+                               stale_threshold(level["two_omega"], min_improvement), link, touched)
+    return best, int(best_value)
