@@ -21,11 +21,11 @@ import os
 
 from ..errors import InputError
 from ..io import atomic_output
-from .runner import cell_table, comparison, records_from_json
+from .runner import cell_table, comparison, phase_shares, records_from_json
 
 TITLES = {"partition": "partitioning against the peers", "coarsen": "one coarsening level, CPU path and GPU",
           "cluster": "modularity clustering", "mst": "minimum spanning forest", "triangles": "triangle counting"}
-TABLE_KEYS = ("records", "comparison", "instances", "paper_table_iii", "environment", "bench")
+TABLE_KEYS = ("records", "comparison", "phase_shares", "instances", "paper_table_iii", "environment", "bench")
 
 
 class MissingExtraError(ImportError):
@@ -217,6 +217,15 @@ def partition_section(report: dict, stem: str, image_dir: str, page_dir: str) ->
                  "floored at 1):\n\n")
         text += markdown_table(["against", "k", "cells", "km1 ratio", "worst km1 ratio", "cells above 1.10",
                                 "time ratio", "hgpart imbalanced", "other imbalanced"], means)
+    shares = phase_shares(records)
+    if shares:
+        phases = [phase for phase in shares["all"] if phase != "cells"]
+        text += ("\nhgpart's phases as shares of its time (pooled: a phase's seconds over all runs' seconds; median "
+                 "cell: the median over the cells of each cell's median run):\n\n")
+        text += markdown_table(["k", "cells"] + [f"{phase} pooled / median cell" for phase in phases],
+                               [[k, row["cells"]] + [f"{row[phase]['pooled']:.1%} / {row[phase]['median_cell']:.1%}"
+                                                     for phase in phases]
+                                for k, row in list(shares["by_k"].items()) + [("all", shares["all"])]])
     written = []
     if len(tools) > 1 and records:
         quality, seconds = partition_profiles(records, objective)

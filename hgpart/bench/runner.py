@@ -158,6 +158,27 @@ def comparison(records: list[Record], peer: str) -> dict:
             "peer_imbalanced": sum(not theirs[key].balanced for key in keys)}
 
 
+def phase_shares(records: list[Record], tool: str = "hgpart") -> dict:
+    """Each phase's share of ``tool``'s time, per k and over all cells: ``pooled``, the phase's seconds over all
+    runs divided by all runs' seconds, and ``median_cell``, the median over the cells of each cell's median run
+    share. Cells without phases (a peer's) are left out; {} when none has any."""
+    cells = [r for r in records if r.tool == tool and not r.skipped and r.runs and r.runs[0].get("phases")]
+    if not cells:
+        return {}
+    phases = list(dict.fromkeys(phase for r in cells for phase in r.runs[0]["phases"]))
+
+    def shares(chosen: list[Record]) -> dict:
+        total = sum(run["seconds"] for r in chosen for run in r.runs) or 1e-9
+        return {"cells": len(chosen), **{phase: {
+            "pooled": sum(run["phases"].get(phase, 0.0) for r in chosen for run in r.runs) / total,
+            "median_cell": statistics.median(statistics.median(run["phases"].get(phase, 0.0) / max(run["seconds"], 1e-9)
+                                                               for run in r.runs) for r in chosen)}
+            for phase in phases}}
+
+    by_k = {int(k): shares([r for r in cells if r.k == k]) for k in sorted({r.k for r in cells})}
+    return {"tool": tool, "all": shares(cells), "by_k": by_k}
+
+
 def ratio(ours: Record, theirs: Record, attribute: str) -> float:
     """ours / theirs of ``attribute`` (km1 and cut floored at 1, seconds at 1e-9)."""
     floor = 1e-9 if attribute == "seconds" else 1

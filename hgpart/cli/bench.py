@@ -93,7 +93,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     """Partition instances with hgpart and its peers side by side; km1, imbalance, seconds and ratios."""
     from ..bench.peers import PEERS
     from ..bench.report import save_report
-    from ..bench.runner import cell_table, comparison, run_bench
+    from ..bench.runner import cell_table, comparison, phase_shares, run_bench
     from ..bench.runner import suite as suite_files
     from ..config import make_config
     from ..multilevel import warm_up
@@ -120,10 +120,11 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
         records = run_bench(paths, ks, epsilon, objective, repeat, peer_list, used_threads, preset, kahypar_config,
                             bar.advance, variants, devices, communities)
     summaries = [c for c in (comparison(records, other) for other in ours[1:] + peer_list) if c]
+    shares = phase_shares(records)
     report = _report("partition", device_used, used_threads, epsilon=epsilon, objective=objective, preset=preset,
                      communities=communities, repeat=repeat, jit_seconds=jit_seconds,
                      records=[{key: value for key, value in vars(r).items() if key != "runs"} | {"runs": r.runs}
-                              for r in records], comparison=summaries)
+                              for r in records], comparison=summaries, phase_shares=shares)
     save_report(report, save, as_json)
     columns, rows = cell_table(records, objective, ours + peer_list, peer_list)
     reporter.table(f"hgpart bench ({device_used}, {used_threads} threads, eps {epsilon}, medians of {repeat})",
@@ -136,6 +137,10 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
                      f"k={summary['km1_ratio_max_cell'][1]}), {summary['cells_above_1.10']} cells above 1.10")
         reporter.log("  by k: " + "; ".join(f"k={k} {objective} {row['km1_ratio_geomean']:.3f} time "
                                             f"{row['time_ratio_geomean']:.2f}" for k, row in summary["by_k"].items()))
+    for k, row in (shares.get("by_k", {}) | ({"all": shares["all"]} if shares else {})).items():
+        reporter.log(f"hgpart phase shares of its time, k={k} (pooled / median cell): " + ", ".join(
+            f"{phase} {share['pooled']:.1%} / {share['median_cell']:.1%}" for phase, share in row.items()
+            if phase != "cells"))
     for r in records:
         if r.tool == "hgpart" and not r.skipped:
             reporter.log(f"hgpart phases on {r.instance} k={r.k}: " + ", ".join(

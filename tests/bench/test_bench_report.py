@@ -4,10 +4,12 @@ import json
 import re
 import sys
 
+import pytest
 from click.testing import CliRunner
 
 from hgpart.bench.render import fraction_within, profile, profile_ratios
 from hgpart.bench.report import PROVENANCE_KEYS, environment, git_state
+from hgpart.bench.runner import Record, phase_shares
 from hgpart.cli import cli
 
 from ..conftest import DATA
@@ -48,6 +50,24 @@ def test_profile_fractions_on_a_hand_made_example():
     failed = profile_ratios({"a": [10, None], "b": [None, None]})  # no result: never within any tau
     assert failed == {"a": [1.0, float("inf")], "b": [float("inf"), float("inf")]}
     assert fraction_within(failed["a"], 1e9) == 0.5
+
+
+def test_phase_shares_pooled_and_per_cell_on_a_hand_made_example():
+    def cell(k, runs):  # runs: (seconds, communities, refinement)
+        return Record("x.hgr", k, "hgpart", 1, 1, 0.0, True, 1.0, {}, [
+            {"seconds": s, "phases": {"communities": c, "refinement": r}} for s, c, r in runs])
+
+    records = [cell(2, [(1.0, 0.1, 0.5), (2.0, 0.4, 1.0), (4.0, 0.4, 2.0)]),  # run shares 0.1, 0.2, 0.1
+               cell(2, [(10.0, 5.0, 1.0)]), cell(8, [(1.0, 0.3, 0.2)]),
+               Record("x.hgr", 2, "mtkahypar", 1, 1, 0.0, True, 1.0, {}, [{"seconds": 9.0, "phases": {}}])]
+    shares = phase_shares(records)
+    assert shares["by_k"][2]["cells"] == 2
+    assert shares["by_k"][2]["communities"]["pooled"] == pytest.approx(5.9 / 17.0)
+    assert shares["by_k"][2]["communities"]["median_cell"] == pytest.approx((0.1 + 0.5) / 2)
+    assert shares["by_k"][8]["refinement"] == pytest.approx({"pooled": 0.2, "median_cell": 0.2})
+    assert shares["all"]["communities"]["pooled"] == pytest.approx(6.2 / 18.0)
+    assert shares["all"]["communities"]["median_cell"] == pytest.approx(0.3)  # cells 0.1, 0.5, 0.3
+    assert phase_shares(records[3:]) == {}
 
 
 def _record(instance, k, tool, km1, seconds, balanced=True, skipped=None):
@@ -119,8 +139,6 @@ def test_render_errors(tmp_path):
 def test_docs_benchmarks_is_rendered_from_the_committed_reports(tmp_path, monkeypatch):
     """docs/benchmarks.md and its profiles are exactly what `hgpart bench render` makes of benchmarks/*.json."""
     import shutil
-
-    import pytest
 
     pytest.importorskip("matplotlib")
     from hgpart.bench.render import render
