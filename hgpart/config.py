@@ -283,6 +283,10 @@ class PolicyConfig:
     initial_fm_min_improvement : float
         A coarsest level of more than ``InitialConfig.pin_budget / 20`` pins: the initial partitioning's FM
         passes stop after one that improves the objective by less than this fraction.
+    auto_gpu_min_pins : int
+        ``device="auto"`` with a usable GPU: inputs of fewer pins take the CPU path, which is the faster one
+        there on the H100 machine's 16 cores; larger ones the GPU path (docs/tuning.md,
+        "policy.auto_gpu_min_pins").
     """
 
     v_cycles: int = 0
@@ -294,6 +298,7 @@ class PolicyConfig:
     large_input_fm_candidates: int = 5
     large_input_fm_fruitless_moves: int = 50
     initial_fm_min_improvement: float = 0.0025
+    auto_gpu_min_pins: int = 500_000
 
 
 @dataclass(frozen=True)

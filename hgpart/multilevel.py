@@ -27,7 +27,7 @@ from .hypergraph import Hypergraph, scatter_sum
 from .initial import initial_partition
 from .metrics import PartitionMetrics, evaluate, max_block_weight
 from .preprocessing.communities import detect_communities, is_mesh_graph
-from .policy import DEVICE, FLOWS, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy
+from .policy import DEVICE, FLOWS, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy, auto_path
 from .refinement import rebalance_partition, refine
 from .refinement.flows import flow_refine
 from .refinement.pair_fm import pair_fm
@@ -55,6 +55,8 @@ class PartitionResult:
         GPU path: the most device memory the partition's arrays held at once; 0 on the CPU path.
     note : str or None
         Why the partition ran elsewhere than asked (``device="auto"`` and the GPU ran out of memory).
+    device_reason : str or None
+        Why ``device="auto"`` took this path (no usable GPU, or the input's size); None for ``cpu`` and ``gpu``.
     communities : int or None
         How many communities coarsening stayed inside (None: no community detection).
     """
@@ -67,6 +69,7 @@ class PartitionResult:
     device_memory_bytes: int = 0
     note: str | None = None
     communities: int | None = None
+    device_reason: str | None = None
 
     @property
     def km1(self) -> int:
@@ -117,8 +120,9 @@ def partition(hypergraph: Hypergraph, k: int | None = None, epsilon: float | Non
     config : PartitionConfig, optional
         Every setting (:func:`hgpart.config.make_config`); arguments given beside it must agree with it.
     device : {"auto", "cpu", "gpu"}
-        ``auto``: the GPU when numba.cuda sees one and CuPy is installed, else the CPU; out of GPU memory it
-        runs again on the CPU and says so in ``note``.
+        ``auto``: where numba.cuda sees a GPU and CuPy is installed, the GPU path for inputs of at least
+        ``policy.auto_gpu_min_pins`` pins and the CPU path below (``device_reason`` says which); without
+        them the CPU. Out of GPU memory it runs again on the CPU and says so in ``note``.
     on_level : callable, optional
         Called with each coarsening level's summary row.
 
@@ -135,6 +139,10 @@ def partition(hypergraph: Hypergraph, k: int | None = None, epsilon: float | Non
 
     config = resolve_config(k, epsilon, objective, seed, preset, config)
     used, note = resolve_device(device, gpu_implemented=True)
+    reason = None
+    if device == "auto":
+        used, reason = auto_path(hypergraph.num_pins, config) if used == "gpu" else (
+            used, note or "auto: no usable CUDA GPU: the CPU path")
     try:
         result = _partition(hypergraph, config, fixed, used, on_level)
     except DeviceMemoryError as error:
@@ -142,7 +150,7 @@ def partition(hypergraph: Hypergraph, k: int | None = None, epsilon: float | Non
             raise
         result = _partition(hypergraph, config, fixed, "cpu", on_level)
         note = f"{error.args[0].split('; ')[0]}; ran on the CPU"
-    result.note = note
+    result.note, result.device_reason = note, reason
     return result
 
 

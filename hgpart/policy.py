@@ -34,6 +34,16 @@ PAIR_FM = "pairwise FM"                           # 2-way FM on block pairs, on 
 FLOWS = "flows"                                   # flow-based refinement of block pairs, on the host
 
 
+def auto_path(input_pins: int, config: PartitionConfig) -> tuple[str, str]:
+    """The path ``device="auto"`` takes where a GPU is usable, and why: the GPU path from
+    ``policy.auto_gpu_min_pins`` pins on, the CPU path below (the faster one on such inputs)."""
+    bound = config.policy.auto_gpu_min_pins
+    if input_pins >= bound:
+        return "gpu", f"auto: {input_pins:,} pins, at least policy.auto_gpu_min_pins = {bound:,}: the GPU path"
+    return "cpu", (f"auto: {input_pins:,} pins, fewer than policy.auto_gpu_min_pins = {bound:,}: the CPU path, "
+                   "faster than the GPU path on inputs this small")
+
+
 @dataclass(frozen=True)
 class Policy:
     """Decisions for one partition of an input of ``input_pins`` pins on ``path`` (``cpu`` or ``gpu``).

@@ -3,6 +3,7 @@ count_triangles and list_triangles on their own types, scipy.sparse matrices and
 against networkx and scipy; the config and its arguments; the fallback of device="auto"; the doctests."""
 
 import doctest
+from dataclasses import replace
 
 import networkx as nx
 import numpy as np
@@ -12,6 +13,7 @@ from scipy.sparse.csgraph import minimum_spanning_tree
 
 import hgpart
 from hgpart import multilevel
+from hgpart.config import PolicyConfig, make_config
 from hgpart.errors import DeviceMemoryError, InputError
 
 
@@ -62,10 +64,39 @@ def test_auto_runs_on_the_cpu_when_the_gpu_runs_out_of_memory(monkeypatch):
     monkeypatch.setattr(hgpart.device, "resolve_device", lambda requested, gpu_implemented=False: ("gpu", None))
     monkeypatch.setattr(multilevel, "_partition", exhausted)
     hypergraph = hgpart.Hypergraph.from_pin_lists([[0, 1], [1, 2], [2, 3]])
-    result = hgpart.partition(hypergraph, 2)
+    every_size_on_the_gpu = replace(make_config(2), policy=PolicyConfig(auto_gpu_min_pins=0))
+    result = hgpart.partition(hypergraph, config=every_size_on_the_gpu)
     assert result.device == "cpu" and result.note == "the GPU ran out of memory on 4 pins; ran on the CPU"
     with pytest.raises(DeviceMemoryError):
-        hgpart.partition(hypergraph, 2, device="gpu")
+        hgpart.partition(hypergraph, config=every_size_on_the_gpu, device="gpu")
+
+
+def test_auto_picks_the_path_by_the_inputs_pins(monkeypatch):
+    """device="auto" with a GPU: the CPU path below policy.auto_gpu_min_pins, the GPU path from there on, and
+    device_reason says why; without a GPU the CPU and that reason; cpu and gpu give none."""
+    import hgpart.device
+
+    paths = []
+
+    def recording(hypergraph, config, fixed, path, on_level, twin=False):
+        paths.append(path)
+        return real(hypergraph, config, fixed, "cpu", on_level, twin)
+
+    real = multilevel._partition
+    hypergraph = hgpart.Hypergraph.from_pin_lists([[0, 1], [1, 2], [2, 3]])  # 6 pins
+    assert hgpart.partition(hypergraph, 2).device_reason == "auto: no usable CUDA GPU: the CPU path"
+    assert hgpart.partition(hypergraph, 2, device="cpu").device_reason is None
+    monkeypatch.setattr(hgpart.device, "resolve_device", lambda requested, gpu_implemented=False: (
+        "cpu" if requested == "cpu" else "gpu", None))
+    monkeypatch.setattr(multilevel, "_partition", recording)
+    for bound, path in ((7, "cpu"), (6, "gpu"), (0, "gpu")):
+        config = replace(make_config(2), policy=PolicyConfig(auto_gpu_min_pins=bound))
+        result = hgpart.partition(hypergraph, config=config)
+        relation = "fewer than" if path == "cpu" else "at least"
+        assert paths[-1] == path and result.device_reason.startswith(
+            f"auto: 6 pins, {relation} policy.auto_gpu_min_pins = {bound:,}: the {path.upper()} path")
+    hgpart.partition(hypergraph, 2, device="gpu")
+    assert paths[-1] == "gpu" and len(paths) == 4
 
 
 def test_coarsen_takes_scipy_and_networkx():

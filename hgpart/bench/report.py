@@ -57,8 +57,8 @@ def git_state(folder: str | None = None) -> tuple[str | None, bool | None]:
 
 
 def device_name(device: str) -> str:
-    """The GPU's name when ``device`` is "gpu" (numba.cuda, else nvidia-smi), else "cpu"."""
-    if device != "gpu":
+    """The GPU's name when ``device`` is "gpu" or "auto" with a GPU (numba.cuda, else nvidia-smi), else "cpu"."""
+    if device not in ("gpu", "auto"):
         return "cpu"
     try:
         from numba import cuda

@@ -104,7 +104,7 @@ def run_bench(files, ks, epsilon=0.03, objective="km1", repeat=1, peers=("mtkahy
                         metrics = result.metrics
                         runs.append({"seed": seed, "km1": metrics.km1, "cut": metrics.cut,
                                      "imbalance": metrics.imbalance, "balanced": bool(metrics.balanced),
-                                     "seconds": result.seconds["total"],
+                                     "seconds": result.seconds["total"], "device": result.device,
                                      "device_memory_bytes": result.device_memory_bytes,
                                      "phases": {p: s for p, s in result.seconds.items() if p != "total"}})
                         if progress:

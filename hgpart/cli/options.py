@@ -58,7 +58,8 @@ def seed_option(command):
 
 def device_option(command):
     return click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
-                        help="Where to run: the GPU when usable (auto), the numba CPU path, or the GPU.")(command)
+                        help="Where to run: auto (the GPU when usable; partition: for inputs of 500,000 pins or "
+                             "more), the numba CPU path, or the GPU.")(command)
 
 
 def threads_option(command):

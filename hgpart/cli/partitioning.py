@@ -37,6 +37,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     from ..config import make_config
     from ..multilevel import partition as run_partition
     from ..multilevel import warm_up
+    from ..policy import auto_path
 
     config = with_communities(make_config(k, epsilon, objective, seed, preset,
                                           coarsening=coarsening_config(rating, max_rated_net_size)), communities)
@@ -48,6 +49,8 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
     read_seconds = time.perf_counter() - started
+    if device == "auto" and device_used == "gpu":  # the path the partition will take: only its kernels compile
+        device_used = auto_path(hypergraph.num_pins, config)[0]
     jit_seconds = warm_up(objective, device_used, hypergraph.num_pins, config.flows.levels != "none",
                           hypergraph.num_vertices + hypergraph.num_nets)
     result = run_partition(hypergraph, fixed=fixed, config=config, device=device if device == "auto" else device_used)
@@ -57,7 +60,8 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     write_partition(result.partition, output)
     metrics = result.metrics
     summary = {"file": file, "output": output, "k": k, "epsilon": epsilon, "objective": objective, "seed": seed,
-               "preset": preset, "rating": rating, "device": device_used, "threads": used_threads,
+               "preset": preset, "rating": rating, "device": device_used, "device_reason": result.device_reason,
+               "threads": used_threads,
                "vertices": hypergraph.num_vertices,
                "nets": hypergraph.num_nets, "pins": hypergraph.num_pins, "km1": metrics.km1, "cut": metrics.cut,
                "soed": metrics.soed, "imbalance": metrics.imbalance, "balanced": metrics.balanced,

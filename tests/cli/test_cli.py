@@ -130,6 +130,7 @@ def test_partition_writes_a_balanced_file_and_evaluate_agrees(tmp_path):
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout)
     assert summary["balanced"] and summary["device"] == "cpu" and summary["output"] == str(output)
+    assert summary["device_reason"].startswith("auto: ")  # no GPU, or an input below policy.auto_gpu_min_pins
     assert set(summary["seconds"]) >= {"read", "coarsening", "initial", "refinement", "total"}
     checked = json.loads(run("evaluate", SAT, output, "-k", 4, "--json").stdout)
     assert (checked["km1"], checked["cut"], checked["balanced"]) == (summary["km1"], summary["cut"], True)
@@ -217,8 +218,28 @@ def test_bench_json_and_save(tmp_path):
     assert json.loads(saved.read_text())["records"] == report["records"]
     (record,) = report["records"]
     assert record["tool"] == "hgpart" and record["balanced"] and record["km1"] > 0
+    assert record["runs"][0]["device"] == "cpu"
     assert_one_line_error(run("bench", SAT, "--peers", "metis"), "unknown peer")
     assert_one_line_error(run("bench", SAT, "-k", "2,x"), "comma-separated")
+
+
+def test_bench_device_auto_runs_each_input_where_auto_puts_it(monkeypatch):
+    """bench --device auto on a GPU machine: one hgpart column (no CPU path beside it), each run on the path
+    auto picks for its input, recorded per run."""
+    import hgpart.bench.report
+    import hgpart.device
+    import hgpart.multilevel
+
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)
+    monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
+    monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda *args, **kwargs: 0.0)
+    monkeypatch.setattr(hgpart.bench.report, "device_name", lambda device: f"{device} device")
+    result = run("bench", SAT, "-k", "2", "--peers", "none", "--preset", "fast", "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["device"] == "auto" and report["environment"]["device"] == "auto device"
+    assert [record["tool"] for record in report["records"]] == ["hgpart"]
+    assert report["records"][0]["runs"][0]["device"] == "cpu"  # the SAT model's pins are below the bound
 
 
 def test_bench_with_mtkahypar_when_installed():
@@ -322,6 +343,7 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
     """--device gpu: one line; auto: a note, then the CPU path (the summary says so)."""
     import hgpart.device
     import hgpart.multilevel
+    import hgpart.policy
 
     class OutOfMemoryError(MemoryError):  # what CuPy raises, by name
         pass
@@ -337,6 +359,9 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
     monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
     monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda *args, **kwargs: 0.0)
     monkeypatch.setattr(hgpart.multilevel, "_v_cycles", exhausted)
+    on_the_gpu = lambda pins, config: ("gpu", "auto: the GPU path")  # noqa: E731 - ibm01 is below the bound
+    monkeypatch.setattr(hgpart.multilevel, "auto_path", on_the_gpu)
+    monkeypatch.setattr(hgpart.policy, "auto_path", on_the_gpu)
     monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: None)
     monkeypatch.setattr("hgpart.cuda.arrays.reset_device_memory_peak", lambda: None)
     output = tmp_path / "ibm01.part.2"
