@@ -84,6 +84,7 @@ def test_auto_picks_the_path_by_the_inputs_pins(monkeypatch):
 
     real = multilevel._partition
     hypergraph = hgpart.Hypergraph.from_pin_lists([[0, 1], [1, 2], [2, 3]])  # 6 pins
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: False)
     assert hgpart.partition(hypergraph, 2).device_reason == "auto: no usable CUDA GPU: the CPU path"
     assert hgpart.partition(hypergraph, 2, device="cpu").device_reason is None
     monkeypatch.setattr(hgpart.device, "resolve_device", lambda requested, gpu_implemented=False: (
