@@ -200,6 +200,17 @@ def test_no_vertex_moves_straight_back():
     assert cluster_zeta.tolist() == [0, 2, 1, 1] and squares_change == (4 + 1 + 1) - (4 + 4)
 
 
+@pytest.mark.parametrize("n, ids", [(0, 1), (1, 1), (7, 3), (500, 40), (500, 500)])
+def test_host_compact_equals_the_numpy_definition(n, ids):
+    """The host's two-pass compaction against :func:`.common.compact` (numpy): the same ids and count."""
+    from hgpart.graphs.clustering import common
+
+    clusters = np.random.default_rng(n + ids).integers(0, ids, n).astype(np.int32)
+    ours, count = host.compact(clusters)
+    expected, expected_count = common.compact(clusters)
+    assert ours.dtype == np.int32 and np.array_equal(ours, expected) and count == expected_count
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_responses_follow_the_proposals_as_the_respond_rating(seed):
     """Each red vertex accepts what rating its own edges in RESPOND mode (the device's step) finds: the

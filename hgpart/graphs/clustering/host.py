@@ -49,7 +49,7 @@ from numba import int64
 
 from ..modularity import integer_level
 from . import common
-from .common import PROPOSE, SATELLITE, compact, intersect, project, round_salt
+from .common import PROPOSE, SATELLITE, intersect, project, round_salt
 from .host_moving import local_moving, scaled_modularity, threads_for_scratch
 
 __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level", "local_moving",
@@ -345,6 +345,25 @@ def first_appearance(clusters):
             count += 1
         renumbered[v] = number[clusters[v]]
     return renumbered, count
+
+
+@numba.njit(cache=True)
+def compact(clusters):
+    """:func:`.common.compact` in two serial passes (numpy's takes four and three temporaries): cluster ids
+    (int32[n], in [0, n)) renumbered 0.. in order of the smallest id in use; returns (int32[n], count)."""
+    n = clusters.shape[0]
+    number = np.zeros(n + 1, dtype=np.int32)
+    for v in range(n):
+        number[clusters[v]] = 1
+    count = 0
+    for c in range(n):
+        used = number[c]
+        number[c] = count
+        count += used
+    ids = np.empty(n, dtype=np.int32)
+    for v in range(n):
+        ids[v] = number[clusters[v]]
+    return ids, count
 
 
 def no_targets(n: int) -> np.ndarray:
