@@ -7,8 +7,10 @@ edge a two-pin net; edge weights, if any, must be integers). A graph argument ma
 :class:`~hgpart.hypergraph.Graph`, a square ``scipy.sparse`` matrix (entry (i, j) is edge {i, j}) or a
 ``networkx`` graph (nodes numbered in ``G.nodes`` order).
 
-``device`` is ``auto`` (the GPU when numba.cuda sees one and CuPy is installed, else the CPU), ``cpu`` or
-``gpu``; results are the same on both.
+``device`` is ``auto`` (the GPU when numba.cuda sees one and CuPy is installed, else the CPU; :func:`partition`
+takes the GPU path there only for inputs of at least ``policy.auto_gpu_min_pins`` pins), ``cpu`` or ``gpu``.
+Clusterings, forests and triangles are the same on both; a partition on the GPU path is that of its CPU twin
+(:func:`hgpart.multilevel.gpu_path_on_cpu`), not the CPU path's.
 """
 
 from __future__ import annotations
@@ -82,12 +84,14 @@ def partition(hypergraph, k: int | None = None, epsilon: float | None = None, ob
     config : hgpart.config.PartitionConfig, optional
         Every setting at once (:func:`hgpart.config.make_config`); an argument given beside it must agree.
     device : {"auto", "cpu", "gpu"}
+        ``auto``: with a usable GPU, the GPU path for inputs of at least ``policy.auto_gpu_min_pins`` pins
+        (500,000) and the CPU path below; without one, the CPU path.
 
     Returns
     -------
     hgpart.multilevel.PartitionResult
         ``partition`` (int32[num_vertices] block ids), ``metrics`` (km1, cut, block weights, imbalance),
-        ``seconds`` per phase, ``levels``, ``device``.
+        ``seconds`` per phase, ``levels``, ``device`` and, for ``auto``, ``device_reason``.
 
     Examples
     --------
