@@ -284,9 +284,8 @@ class PolicyConfig:
         A coarsest level of more than ``InitialConfig.pin_budget / 20`` pins: the initial partitioning's FM
         passes stop after one that improves the objective by less than this fraction.
     auto_gpu_min_pins : int
-        ``device="auto"`` with a usable GPU: inputs of fewer pins take the CPU path, which is the faster one
-        there on the H100 machine's 16 cores; larger ones the GPU path (docs/tuning.md,
-        "policy.auto_gpu_min_pins").
+        ``device="auto"`` with a usable GPU: inputs of fewer pins take the CPU path, the faster one at those
+        sizes; larger ones the GPU path (docs/tuning.md, "policy.auto_gpu_min_pins").
     """
 
     v_cycles: int = 0
