@@ -113,7 +113,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     variants = {("hgpart" if index == 0 else f"hgpart:{name}"): coarsening_config(name, max_rated_net_size)
                 for index, name in enumerate(part.strip() for part in rating.split(","))}
     devices = ["gpu", "cpu"] if device_used == "gpu" else ["cpu"]  # the GPU run is "hgpart", the CPU path beside it
-    if not cpu_path or (device == "auto" and device_used == "gpu"):
+    if not cpu_path:
         devices = devices[:1]
     if device == "auto" and device_used == "gpu":  # each input on the path auto picks for it; runs record which
         devices, device_used = ["auto"], "auto"
