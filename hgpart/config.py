@@ -289,7 +289,7 @@ class PolicyConfig:
     """
 
     v_cycles: int = 0
-    host_communities_max_nodes: int = 200_000
+    host_communities_max_nodes: int = 40_000
     host_level_max_pins: int = 30_000
     device_v_cycle_max_pins: int = 2_000_000
     host_fm: bool = True

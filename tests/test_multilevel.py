@@ -64,10 +64,11 @@ def test_the_policy_places_levels_and_refiners_by_size():
     assert Policy(config, "cpu", 100).final_refiners == ()  # flows ran on every level, the input's included
     assert large.initial_config(1000).initial.fm_candidates == config.policy.large_input_fm_candidates
     assert small.initial_config(1000) == replace(config, fm=replace(config.fm, fruitless_moves=1000))  # initial's
-    assert (small.communities_on, Policy(config, "gpu", 200_000).communities_on) == (DEVICE, HOST)
+    bound = config.policy.host_communities_max_nodes
+    assert (small.communities_on, Policy(config, "gpu", bound).communities_on) == (DEVICE, HOST)
     # by the vertices and nets: a dense input of many pins but few of them goes to the host's twin
-    assert Policy(config, "gpu", 600_000, input_nodes=28_000).communities_on == HOST
-    assert Policy(config, "gpu", 600_000, input_nodes=250_000).communities_on == DEVICE
+    assert Policy(config, "gpu", 600_000, input_nodes=bound).communities_on == HOST
+    assert Policy(config, "gpu", 600_000, input_nodes=bound + 1).communities_on == DEVICE
     assert Policy(config, "cpu", 2_000_000).communities_on == HOST
     assert large.communities_on is None and Policy(config, "cpu", 2_000_001).communities_on is None  # max_pins
     forced = replace(config, communities=choose_communities(config.communities, True))

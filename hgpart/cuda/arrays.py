@@ -144,9 +144,19 @@ _CORE: list = []         # cuda.core's launch, its LaunchConfig and numba's defa
 def _pack(kernel, arguments):
     """(key, parameters): the kinds of ``arguments`` as numba types them, with ``kernel``, and the values
     numba's ``_Kernel.launch`` passes for them; (None, None) when an argument is not one :func:`launch`
-    packs."""
+    packs. CuPy arrays, the common case, are read from their attributes: their ``__cuda_array_interface__``
+    builds a dict at each access, and costs more than the launch."""
     kinds, parameters = [kernel], []
+    cupy_array = _CUPY_ARRAY[0] if _CUPY_ARRAY else _cupy_array_type()
     for argument in arguments:
+        if type(argument) is cupy_array:
+            shape, itemsize = argument.shape, argument.itemsize
+            strides = _c_strides(shape, itemsize)
+            if argument.strides != strides and not _c_contiguous(shape, argument.strides, itemsize):
+                return None, None
+            kinds.append((argument.dtype, len(shape)))
+            parameters.extend((0, 0, argument.size, itemsize, argument.data.ptr, *shape, *strides))
+            continue
         packer = _SCALAR_PACKERS.get(type(argument), _SCALAR_PACKERS)
         if packer is not _SCALAR_PACKERS:
             if type(argument) is int and not -2**63 <= argument < 2**63:
@@ -162,21 +172,30 @@ def _pack(kernel, arguments):
     return tuple(kinds), parameters
 
 
+_CUPY_ARRAY: list = []  # cupy.ndarray once looked up (a type no argument has where CuPy is missing)
+
+
+def _cupy_array_type():
+    try:
+        import cupy
+
+        _CUPY_ARRAY.append(cupy.ndarray)
+    except ImportError:
+        _CUPY_ARRAY.append(type("NoCupyArray", (), {}))
+    return _CUPY_ARRAY[0]
+
+
 def _array_parameters(argument):
-    """(kind, parameters) of a C-ordered device array: the kind numba's typing sees (dtype, dimensions) and
-    the values its ``_Kernel.launch`` passes (meminfo, parent, size, itemsize, data pointer, shape, strides
-    in bytes); None when the array is not C-ordered (numba types it differently)."""
-    if _is_cupy(argument):
-        if not argument.flags.c_contiguous:
-            return None
-        dtype, shape, pointer = argument.dtype, argument.shape, argument.data.ptr
-    else:
-        interface = argument.__cuda_array_interface__
-        shape = tuple(interface["shape"])
-        dtype = np.dtype(interface["typestr"])
-        if interface.get("strides") is not None and interface["strides"] != _c_strides(shape, dtype.itemsize):
-            return None
-        pointer = interface["data"][0] or 0
+    """(kind, parameters) of a C-ordered device array given by its CUDA array interface: the kind numba's
+    typing sees (dtype, dimensions) and the values its ``_Kernel.launch`` passes (meminfo, parent, size,
+    itemsize, data pointer, shape, strides in bytes); None when the array is not C-ordered (numba types it
+    differently)."""
+    interface = argument.__cuda_array_interface__
+    shape = tuple(interface["shape"])
+    dtype = np.dtype(interface["typestr"])
+    if interface.get("strides") is not None and interface["strides"] != _c_strides(shape, dtype.itemsize):
+        return None
+    pointer = interface["data"][0] or 0
     size = 1
     for extent in shape:
         size *= extent
@@ -184,11 +203,26 @@ def _array_parameters(argument):
 
 
 def _c_strides(shape, itemsize: int) -> tuple:
+    if len(shape) == 1:
+        return (itemsize,)
     strides, step = [], itemsize
     for extent in reversed(shape):
         strides.append(step)
         step *= extent
     return tuple(reversed(strides))
+
+
+def _c_contiguous(shape, strides, itemsize: int) -> bool:
+    """Whether an array is in C order as CuPy's flag says: strides of extents of 1 do not count, nor any of an
+    empty array."""
+    if 0 in shape:
+        return True
+    step = itemsize
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent > 1 and stride != step:
+            return False
+        step *= extent
+    return True
 
 
 def _compiled_handle(kernel, arguments):
@@ -215,7 +249,7 @@ def _numba_types(kernel, arguments) -> tuple:
 
 
 def _is_cupy(argument) -> bool:
-    return type(argument).__module__.startswith("cupy")
+    return type(argument) is (_CUPY_ARRAY[0] if _CUPY_ARRAY else _cupy_array_type())
 
 
 def _as_numba(argument):

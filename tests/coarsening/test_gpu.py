@@ -219,9 +219,9 @@ def _affine_kernel(values, steps, scale, offset, flag, out):
 
 @pytest.mark.gpu
 def test_launch_passes_arguments_as_numba_does():
-    """:func:`launch` after its first launch of a kind of arguments packs them itself: CuPy arrays (whole
-    and sliced), numba views and scalars of each kind give what numba's own launch gives, launch after
-    launch; an array not in C order goes through numba every time."""
+    """:func:`launch` after its first launch of a kind of arguments packs them itself: CuPy arrays (whole,
+    sliced, one element with any stride), numba views and scalars of each kind give what numba's own launch
+    gives, launch after launch; an array not in C order goes through numba every time."""
     from hgpart.cuda.arrays import _LAUNCHERS, SIMULATED, grid, kernel_view, launch, xp
     from hgpart.device import gpu_available
 
@@ -232,7 +232,7 @@ def test_launch_passes_arguments_as_numba_does():
     steps = x.arange(7, dtype=x.int32)
     for rep in range(3):
         for scale, offset, flag in ((2, 5, True), (np.int64(-1), 1.0, False), (3, np.float64(0.5), True)):
-            for source in (values, values[100:600], kernel_view(values[:400]), values[::2]):
+            for source in (values, values[100:600], kernel_view(values[:400]), values[5:12:7], values[::2]):
                 out = x.zeros(source.shape[0], dtype=x.float64)
                 expected = x.zeros_like(out)
                 launch(_affine_kernel, grid(out.shape[0]), source, steps, scale, offset, flag, out)

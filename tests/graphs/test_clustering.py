@@ -16,7 +16,7 @@ from ..conftest import DATA, SHARED
 from ..cli.test_cli import assert_one_line_error, run
 
 CLUSTER_KERNELS = {  # kernel: its module in hgpart.graphs.clustering
-    **dict.fromkeys(["colours_kernel", "candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
+    **dict.fromkeys(["candidate_gain_kernel", "candidate_choice_kernel", "finish_choice_kernel",
                      "match_kernel", "neighbour_degree_kernel", "centre_kernel", "representative_kernel"],
                     "device_matching"),
     **dict.fromkeys(["link_kernel", "slot_gain_kernel", "slot_choice_kernel", "apply_moves_kernel",
@@ -344,13 +344,12 @@ def test_clustering_kernels_compile_to_ptx(name):
     from numba import boolean, int8, int32, int64, uint8
 
     i32, i64, i8, u8 = int32[::1], int64[::1], int8[::1], uint8[::1]
-    edge = (i32, i32, i32, int64, i64, i32, i32, i8, i8)  # rows, neighbors, weights (int32), 2Ω, ζ, partner, ...
+    edge = (i32, i32, i32, int64, i64, i32, i32, int64, i8)  # rows, neighbors, weights (int32), 2Ω, ζ, partner, ...
     signatures = {
-        "colours_kernel": (int64, i8),
         "candidate_gain_kernel": (int64,) + edge + (i64,),
         "candidate_choice_kernel": (int64,) + edge + (i64, i32),
-        "finish_choice_kernel": (i32, i64, i64),
-        "match_kernel": (i32, i32),
+        "finish_choice_kernel": (i32,),
+        "match_kernel": (i32, i32, i32, i64, i64, i64, int64),
         "neighbour_degree_kernel": (i32, i32, i64, i64),
         "centre_kernel": (i64, i64, i8),
         "representative_kernel": (i32, i32, i32, i32),
@@ -359,10 +358,10 @@ def test_clustering_kernels_compile_to_ptx(name):
         "slot_choice_kernel": (i32, i64, i64, int64, i32, i64, i64, i64, i32),
         "coarse_key_kernel": (i32, i32, i64, i32, int64, int64, i64, i64),
         "coarse_entry_kernel": (i64, i64, i64, i64, int64, int64, i32, i32, i64),
-        "apply_moves_kernel": (i32, i64, i64, i32, i32, u8, i32, int64, i64),
-        "mark_touched_kernel": (i32, i32, i64, u8, i32, i32, i32, int64, i64),
+        "apply_moves_kernel": (i32, i64, i64, i64, i32, i64, i32, u8, i32, int64, i64, int64),
+        "mark_touched_kernel": (i32, i32, i64, u8, i32, i32, i32, int64, i64, int64),
         "inside_weight_kernel": (i32, i32, i64, i32, i64),
-        "square_sum_kernel": (i64, i64),
+        "square_sum_kernel": (i64, i64, int64),
         "first_vertex_kernel": (i32, i32),
     }
     module = importlib.import_module(f"hgpart.graphs.clustering.{CLUSTER_KERNELS[name]}")

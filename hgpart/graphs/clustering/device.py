@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda
 
-from ...cuda.arrays import cached_kernel, kernel_view, scalar, to_device, to_host, xp
+from ...cuda.arrays import cached_kernel, scalar, to_device, to_host, xp
 from ..modularity import integer_level, weight_scale
 from . import common
 from .device_common import launch_items
@@ -102,7 +102,7 @@ def first_appearance(clusters) -> tuple[np.ndarray, int]:
     array = xp()
     n = int(clusters.shape[0])
     first = array.full(n, n, dtype=np.int32)
-    launch_items(first_vertex_kernel, n, kernel_view(clusters), kernel_view(first))
+    launch_items(first_vertex_kernel, n, clusters, first)
     leader = first[clusters]
     number = array.cumsum(leader == array.arange(n, dtype=np.int32), dtype=np.int32) - 1
     renumbered = number[leader]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ...cuda.arrays import cached_kernel, kernel_view, xp
+from ...cuda.arrays import cached_kernel, xp
 from ...cuda.primitives import scatter, scatter_add_kernel
 from .device_common import LINK_THREADS, group_total, launch_items, uniform_trips, warp_scratch
 
@@ -99,8 +99,8 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
     if max(num_coarse * num_coarse - 1, 1).bit_length() + weight_bits > PACKED_KEY_BITS:
         weight_bits = 0
     keys = array.empty(entries, dtype=np.int64)
-    launch_items(coarse_key_kernel, entries, kernel_view(rows), kernel_view(neighbors), kernel_view(weights),
-                 kernel_view(mapping), num_coarse, weight_bits, kernel_view(keys), kernel_view(loops),
+    launch_items(coarse_key_kernel, entries, rows, neighbors, weights,
+                 mapping, num_coarse, weight_bits, keys, loops,
                  threads=LINK_THREADS)
     if weight_bits:
         sorted_keys = array.sort(keys)
@@ -122,9 +122,9 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
     coarse_rows = array.empty(distinct, dtype=np.int32)
     coarse_neighbors = array.empty(distinct, dtype=np.int32)
     coarse_weights = array.zeros(distinct, dtype=np.int64)
-    launch_items(coarse_entry_kernel, across, kernel_view(sorted_keys), kernel_view(order), kernel_view(weights),
-                 kernel_view(segment), num_coarse, weight_bits, kernel_view(coarse_rows),
-                 kernel_view(coarse_neighbors), kernel_view(coarse_weights), threads=LINK_THREADS)
+    launch_items(coarse_entry_kernel, across, sorted_keys, order, weights,
+                 segment, num_coarse, weight_bits, coarse_rows,
+                 coarse_neighbors, coarse_weights, threads=LINK_THREADS)
     offsets = array.searchsorted(coarse_rows, array.arange(num_coarse + 1, dtype=np.int32)).astype(np.int64)
     return {"offsets": offsets, "neighbors": coarse_neighbors, "weights": coarse_weights, "loops": loops, "zeta": zeta,
             "two_omega": level["two_omega"], "rows": coarse_rows, "loops_total": int(loops.sum())}

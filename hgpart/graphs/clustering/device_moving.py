@@ -14,7 +14,8 @@ recount.
 The kernels' arrays: ``rows``, ``neighbors`` int32[D]; ``weights`` int32[D] in ``link_kernel``, int64[D]
 elsewhere; ``offsets`` int64[n + 1]; ``clusters``, ``previous``, ``last_touched`` int32[n]; ``best``
 int32[n] (n: no move); ``moved`` uint8[n]; ``zeta``, ``cluster_zeta``, ``own_link``, ``best_gain``
-int64[n]; ``table`` int64[2 D]; ``movers``, ``change`` int64[1], ``total`` int64[1] or [2].
+int64[n]; ``table`` int64[2 D]; ``counts`` int64[3 rounds] (a round's movers, change of the inside weight and
+Σ ζ(C)², at ``slot``), ``total`` int64[2].
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import cuda, int32, int64
 
-from ...cuda.arrays import cached_kernel, kernel_view, scalar, to_host, xp
+from ...cuda.arrays import cached_kernel, to_host, xp
 from ...cuda.primitives import LOW32, scatter, scatter_add_kernel
 from . import common
 from .common import ACTIVE_ROUNDS, next_stale, stale_threshold
@@ -127,31 +128,35 @@ def slot_choice_kernel(rows, table, zeta, two_omega, clusters, cluster_zeta, own
 
 
 @cached_kernel
-def apply_moves_kernel(best, best_gain, own_link, clusters, previous, moved, last_touched, round_index, movers):
+def apply_moves_kernel(best, best_gain, own_link, zeta, clusters, cluster_zeta, previous, moved, last_touched,
+                       round_index, counts, slot):
     """Every vertex with a move takes it (all at once) and is touched in this round, except a move straight
     back to the cluster it left in the round before (dropped, as in the CPU twin); previous[v] and moved[v]
-    then hold its cluster before this round and whether it moved; per-vertex scratch is reset; movers[0]
-    counts the movers."""
+    then hold its cluster before this round and whether it moved; ζ(v) leaves its cluster's ζ(C) for the
+    target's; per-vertex scratch is reset; counts[slot] counts the movers."""
     none = best.shape[0]
     for v in range(cuda.grid(1), best.shape[0], cuda.gridsize(1)):
         target = best[v]
         if target != none and moved[v] and target == previous[v]:
             target = none
-        previous[v] = clusters[v]
+        own = clusters[v]
+        previous[v] = own
         moved[v] = target != none
         if target != none:
             clusters[v] = target
             last_touched[v] = round_index
-            cuda.atomic.add(movers, 0, 1)
+            cuda.atomic.add(cluster_zeta, own, -zeta[v])
+            cuda.atomic.add(cluster_zeta, target, zeta[v])
+            cuda.atomic.add(counts, slot, 1)
         best[v] = none
         best_gain[v] = 0
         own_link[v] = 0
 
 
 @cached_kernel
-def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, last_touched, round_index, change):
+def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, last_touched, round_index, counts, slot):
     """For every entry (v, u) of a vertex v that moved in this round: last_touched[u] = round_index, and
-    change[0] += how the edge's weight inside clusters changed (each edge once: taken from v's side unless
+    counts[slot] += how the edge's weight inside clusters changed (each edge once: taken from v's side unless
     u moved too and u < v). Each thread sums its share, one atomic. (Warps over a list of the movers' entries
     were slower: building the list took about ten CuPy launches and a host sync a round.)"""
     mine = int64(0)
@@ -166,7 +171,7 @@ def mark_touched_kernel(rows, neighbors, weights, moved, previous, clusters, las
                 if before != after:
                     mine += weights[entry] if after else -weights[entry]
     if mine:
-        cuda.atomic.add(change, 0, mine)
+        cuda.atomic.add(counts, slot, mine)
 
 
 @cached_kernel
@@ -183,13 +188,13 @@ def inside_weight_kernel(rows, neighbors, weights, clusters, total):
 
 
 @cached_kernel
-def square_sum_kernel(values, total):
-    """total[0] += Σ values², each thread its share, one atomic."""
+def square_sum_kernel(values, total, slot):
+    """total[slot] += Σ values², each thread its share, one atomic."""
     mine = int64(0)
     for index in range(cuda.grid(1), values.shape[0], cuda.gridsize(1)):
         mine += values[index] * values[index]
     if mine:
-        cuda.atomic.add(total, 0, mine)
+        cuda.atomic.add(total, slot, mine)
 
 
 def _cluster_zeta(level: dict, clusters):
@@ -200,10 +205,10 @@ def _cluster_zeta(level: dict, clusters):
 def _modularity_sums(level: dict, clusters, cluster_zeta) -> tuple[int, int]:
     """(weight of the edges inside clusters, Σ ζ(C)²) on this level."""
     totals = xp().zeros(2, dtype=np.int64)
-    launch_items(inside_weight_kernel, int(level["rows"].shape[0]), kernel_view(level["rows"]),
-                 kernel_view(level["neighbors"]), kernel_view(level["weights"]), kernel_view(clusters),
-                 kernel_view(totals))
-    launch_items(square_sum_kernel, int(clusters.shape[0]), kernel_view(cluster_zeta), kernel_view(totals[1:]))
+    launch_items(inside_weight_kernel, int(level["rows"].shape[0]), level["rows"],
+                 level["neighbors"], level["weights"], clusters,
+                 totals)
+    launch_items(square_sum_kernel, int(clusters.shape[0]), cluster_zeta, totals, 1)
     inside, squares = (int(value) for value in to_host(totals))
     return inside, squares
 
@@ -221,12 +226,13 @@ def scaled_modularity(level: dict, clusters) -> int:
 
 def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_improvement: float = 0.0):
     """Step 5 on the device: parameters and results as :func:`.host_moving.local_moving`, arrays on the
-    device. After each round the weight inside clusters is updated from the movers' edges alone
-    (``mark_touched_kernel``): the value stays exact."""
+    device. A round is six launches and one read of its three counts (movers, the change of the weight
+    inside clusters, Σ ζ(C)²): the movers update ζ(C) and, from their edges alone, the weight inside
+    clusters (``mark_touched_kernel``), so the value stays exact without a recount."""
     array = xp()
     n = clusters.shape[0]
     entries = int(level["rows"].shape[0])
-    link_weights = kernel_view(int32_weights(level))  # checks 2Ω < 2^31 first (``check_total_weight``)
+    link_weights = int32_weights(level)  # checks 2Ω < 2^31 first (``check_total_weight``)
     clusters = clusters.astype(np.int32, copy=True)
     two_omega = level["two_omega"]
     cluster_zeta = _cluster_zeta(level, clusters)
@@ -236,41 +242,34 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     own_link = array.zeros(n, dtype=np.int64)
     best_gain = array.zeros(n, dtype=np.int64)
     target = array.full(n, n, dtype=np.int32)
-    movers = array.zeros(1, dtype=np.int64)
-    totals = array.zeros(2, dtype=np.int64)  # the round's change of the inside weight, Σ ζ(C)²
+    counts = array.zeros(3 * max(rounds, 1), dtype=np.int64)  # per round: movers, inside change, Σ ζ(C)²
     previous = array.empty(n, dtype=np.int32)
     moved = array.zeros(n, dtype=np.uint8)
     last_touched = array.full(n, -1, dtype=np.int32)  # every vertex is active in the first two rounds
-    rows, neighbors, weights, zeta = (kernel_view(level[key]) for key in ("rows", "neighbors", "weights", "zeta"))
-    views = [kernel_view(a) for a in (table, own_link, best_gain, target, movers, totals, previous, moved, last_touched,
-                                      clusters)]
-    table_view, own_view, gain_view, target_view, movers_view, totals_view, previous_view, moved_view, touched_view, \
-        clusters_view = views
+    rows, neighbors, weights, zeta, offsets = (level[key] for key in ("rows", "neighbors", "weights", "zeta",
+                                                                      "offsets"))
     stale = idle = 0
     threshold = stale_threshold(two_omega, min_improvement)
     for round_index in range(rounds):
         first_round = round_index - ACTIVE_ROUNDS
-        launch_items(link_kernel, entries, rows, neighbors, link_weights, kernel_view(level["offsets"]),
-                     clusters_view, round_index % 2 == 0, touched_view, first_round, table_view, own_view,
-                     threads=LINK_THREADS)
-        slot_args = (rows, table_view, zeta, two_omega, clusters_view, kernel_view(cluster_zeta), own_view, gain_view)
+        launch_items(link_kernel, entries, rows, neighbors, link_weights, offsets, clusters, round_index % 2 == 0,
+                     last_touched, first_round, table, own_link, threads=LINK_THREADS)
+        slot_args = (rows, table, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain)
         launch_items(slot_gain_kernel, 2 * entries, *slot_args)
-        launch_items(slot_choice_kernel, 2 * entries, *slot_args, target_view)
-        movers[0] = 0
-        launch_items(apply_moves_kernel, n, target_view, gain_view, own_view, clusters_view, previous_view,
-                     moved_view, touched_view, round_index, movers_view)
-        if scalar(movers) == 0:
+        launch_items(slot_choice_kernel, 2 * entries, *slot_args, target)
+        base = 3 * round_index
+        launch_items(apply_moves_kernel, n, target, best_gain, own_link, zeta, clusters, cluster_zeta, previous, moved,
+                     last_touched, round_index, counts, base)
+        launch_items(mark_touched_kernel, entries, rows, neighbors, weights, moved, previous, clusters, last_touched,
+                     round_index, counts, base + 1)
+        launch_items(square_sum_kernel, n, cluster_zeta, counts, base + 2)
+        movers, change, squares = (int(value) for value in to_host(counts[base:base + 3]))
+        if movers == 0:
             idle += 1
             if idle == 2:
                 break
             continue
         idle = 0
-        totals[:] = 0
-        launch_items(mark_touched_kernel, entries, rows, neighbors, weights, moved_view, previous_view,
-                     clusters_view, touched_view, round_index, totals_view)
-        cluster_zeta = _cluster_zeta(level, clusters)
-        launch_items(square_sum_kernel, n, kernel_view(cluster_zeta), kernel_view(totals[1:]))
-        change, squares = (int(value) for value in to_host(totals))
         inside += change
         value = _scaled_value(level, inside, squares)
         improved, stale = next_stale(value, best_value, stale, threshold)
