@@ -23,13 +23,16 @@ class CoarseningConfig:
     max_rated_net_size : int
         Nets with more pins are skipped when rating: they say little about similarity and cost |e|^2.
     contraction_limit_factor : int
-        CPU path: coarsening stops at this many vertices per block (100 k), and each bisection of the initial
-        partitioning coarsens its sub-problem to 2 x this. The initial partitioning, the CPU path's largest
-        phase from k = 8 on, then runs its portfolios on smaller levels, which costs less time than the extra
-        level to refine, for the same km1 as Mt-KaHyPar's 160 k (docs/tuning.md,
-        "coarsening.contraction_limit_factor = 100 on the CPU path").
+        Coarsening stops at this many vertices per block (100 k), and each bisection of the initial
+        partitioning coarsens its sub-problem to 2 x this: on the CPU path, and on the GPU path for inputs the
+        host refines level by level (``policy.device_v_cycle_max_pins``). The initial partitioning, the CPU
+        path's largest phase from k = 8 on, then runs its portfolios on smaller levels, which costs less time
+        than the extra level to refine, for the same km1 as Mt-KaHyPar's 160 k (docs/tuning.md,
+        "coarsening.contraction_limit_factor = 100 on the CPU path" and "contraction_limit_factor = 100 on the
+        GPU path's small inputs too").
     device_contraction_limit_factor : int
-        GPU path (and its twin): the same, 160 k (docs/tuning.md, "coarsening.contraction_limit_factor = 160").
+        GPU path (and its twin), larger inputs: the same, 160 k (docs/tuning.md,
+        "coarsening.contraction_limit_factor = 160").
     min_shrink : float
         Coarsening stops after a level that removes less than this fraction of the vertices.
     matching_rounds : int
@@ -72,13 +75,6 @@ class CoarseningConfig:
     max_shrink_factor: float = 2.5
     two_hop: bool = True
     max_levels: int = 100
-
-    def on_path(self, path: str) -> CoarseningConfig:
-        """This config as the ``path`` (``cpu`` or ``gpu``) coarsens: ``contraction_limit_factor`` is the
-        path's."""
-        if path == "gpu":
-            return replace(self, contraction_limit_factor=self.device_contraction_limit_factor)
-        return self
 
 
 @dataclass(frozen=True)

@@ -193,9 +193,9 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
     if k == 1 or hypergraph.num_vertices == 0:
         result = np.zeros(hypergraph.num_vertices, dtype=np.int32)
         return PartitionResult(result, evaluate(hypergraph, result, k, epsilon), {"total": 0.0})
-    config = replace(config, coarsening=config.coarsening.on_path(path))
     policy = Policy(config, path, hypergraph.num_pins, is_mesh_graph(hypergraph),
-                    hypergraph.num_vertices + hypergraph.num_nets)
+                    hypergraph.num_vertices + hypergraph.num_nets).with_contraction_limit()
+    config = policy.config
     on_device = path == "gpu" and not twin
     memory = DeviceMemory(hypergraph, k) if on_device else nullcontext()
     with memory:

@@ -15,7 +15,8 @@ Two paths:
   pins (Jet's single moves stall on levels of big nets, FM's move sequences do not), then the input at the
   end (each followed by flow-based refinement where ``flows.levels`` asks), and the extra V-cycles run; on
   larger inputs, for km1, pairwise FM ends the run instead, where cut nets span many blocks, and the initial
-  portfolio is cut down (``large_input_*``).
+  portfolio is cut down (``large_input_*``) and coarsening stops at ``device_contraction_limit_factor``
+  vertices per block, not ``contraction_limit_factor``.
 """
 
 from __future__ import annotations
@@ -78,6 +79,22 @@ class Policy:
     def small_input(self) -> bool:
         """GPU path: an input small enough for extra V-cycles and the host's k-way FM."""
         return self.input_pins <= self.config.policy.device_v_cycle_max_pins
+
+    @property
+    def contraction_limit_factor(self) -> int:
+        """Vertices per block where coarsening stops: ``coarsening.device_contraction_limit_factor`` on the GPU
+        path's large inputs, else ``coarsening.contraction_limit_factor`` (the GPU path's small inputs are
+        refined by the host's FM and flows level by level, as on the CPU path, and coarsen as far)."""
+        coarsening = self.config.coarsening
+        if self.path == "gpu" and not self.small_input:
+            return coarsening.device_contraction_limit_factor
+        return coarsening.contraction_limit_factor
+
+    def with_contraction_limit(self) -> Policy:
+        """This policy with ``coarsening.contraction_limit_factor`` set to :attr:`contraction_limit_factor`,
+        the value the hierarchy and the initial partitioning read."""
+        coarsening = replace(self.config.coarsening, contraction_limit_factor=self.contraction_limit_factor)
+        return replace(self, config=replace(self.config, coarsening=coarsening))
 
     @property
     def communities_on(self) -> str | None:

@@ -84,8 +84,9 @@ def test_the_policy_places_levels_and_refiners_by_size():
 
 
 def test_each_path_coarsens_to_its_own_contraction_limit(monkeypatch):
-    """The CPU path's hierarchy and its initial partitioning's bisections coarsen with
-    ``contraction_limit_factor``, the GPU path's (its twin here) with ``device_contraction_limit_factor``."""
+    """The hierarchy and the initial partitioning's bisections coarsen with ``contraction_limit_factor`` on the
+    CPU path and on the GPU path's small inputs (its twin here), with ``device_contraction_limit_factor`` on
+    the GPU path's inputs above ``policy.device_v_cycle_max_pins``."""
     import hgpart.multilevel as multilevel
 
     seen = []
@@ -108,8 +109,14 @@ def test_each_path_coarsens_to_its_own_contraction_limit(monkeypatch):
     assert seen == [("hierarchy", 70), ("initial", 70)]
     seen.clear()
     gpu_path_on_cpu(hypergraph, config)
+    assert seen == [("hierarchy", 70), ("initial", 70)]
+    seen.clear()
+    large = replace(config, policy=replace(config.policy, device_v_cycle_max_pins=hypergraph.num_pins - 1))
+    gpu_path_on_cpu(hypergraph, large)
     assert seen == [("hierarchy", 130), ("initial", 130)]
-    assert CoarseningConfig().on_path("cpu") == CoarseningConfig()
+    policy = Policy(large, "gpu", hypergraph.num_pins)
+    assert (policy.contraction_limit_factor, policy.with_contraction_limit().config.coarsening.contraction_limit_factor,
+            Policy(large, "cpu", hypergraph.num_pins).contraction_limit_factor) == (130, 130, 70)
 
 
 def test_cpu_twin_of_the_gpu_path_is_balanced_and_close_to_the_cpu_path():
