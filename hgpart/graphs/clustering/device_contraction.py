@@ -99,8 +99,7 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
     if max(num_coarse * num_coarse - 1, 1).bit_length() + weight_bits > PACKED_KEY_BITS:
         weight_bits = 0
     keys = array.empty(entries, dtype=np.int64)
-    launch_items(coarse_key_kernel, entries, rows, neighbors, weights,
-                 mapping, num_coarse, weight_bits, keys, loops,
+    launch_items(coarse_key_kernel, entries, rows, neighbors, weights, mapping, num_coarse, weight_bits, keys, loops,
                  threads=LINK_THREADS)
     if weight_bits:
         sorted_keys = array.sort(keys)
@@ -122,9 +121,8 @@ def contract_level(level: dict, mapping, num_coarse: int) -> dict:
     coarse_rows = array.empty(distinct, dtype=np.int32)
     coarse_neighbors = array.empty(distinct, dtype=np.int32)
     coarse_weights = array.zeros(distinct, dtype=np.int64)
-    launch_items(coarse_entry_kernel, across, sorted_keys, order, weights,
-                 segment, num_coarse, weight_bits, coarse_rows,
-                 coarse_neighbors, coarse_weights, threads=LINK_THREADS)
+    launch_items(coarse_entry_kernel, across, sorted_keys, order, weights, segment, num_coarse, weight_bits,
+                 coarse_rows, coarse_neighbors, coarse_weights, threads=LINK_THREADS)
     offsets = array.searchsorted(coarse_rows, array.arange(num_coarse + 1, dtype=np.int32)).astype(np.int64)
     return {"offsets": offsets, "neighbors": coarse_neighbors, "weights": coarse_weights, "loops": loops, "zeta": zeta,
             "two_omega": level["two_omega"], "rows": coarse_rows, "loops_total": int(loops.sum())}

@@ -160,8 +160,8 @@ def satellite_targets(level: dict, partner):
     array = xp()
     n = partner.shape[0]
     around = array.zeros(n, dtype=np.int64)
-    launch_items(neighbour_degree_kernel, int(level["rows"].shape[0]), level["rows"],
-                 level["neighbors"], level["zeta"], around)
+    launch_items(neighbour_degree_kernel, int(level["rows"].shape[0]), level["rows"], level["neighbors"],
+                 level["zeta"], around)
     centre = array.empty(n, dtype=np.int8)
     launch_items(centre_kernel, n, level["zeta"], around, centre)
     target = array.full(n, n, dtype=np.int32)

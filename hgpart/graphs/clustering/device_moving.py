@@ -205,9 +205,8 @@ def _cluster_zeta(level: dict, clusters):
 def _modularity_sums(level: dict, clusters, cluster_zeta) -> tuple[int, int]:
     """(weight of the edges inside clusters, Σ ζ(C)²) on this level."""
     totals = xp().zeros(2, dtype=np.int64)
-    launch_items(inside_weight_kernel, int(level["rows"].shape[0]), level["rows"],
-                 level["neighbors"], level["weights"], clusters,
-                 totals)
+    launch_items(inside_weight_kernel, int(level["rows"].shape[0]), level["rows"], level["neighbors"], level["weights"],
+                 clusters, totals)
     launch_items(square_sum_kernel, int(clusters.shape[0]), cluster_zeta, totals, 1)
     inside, squares = (int(value) for value in to_host(totals))
     return inside, squares
