@@ -147,7 +147,7 @@ def _pack(kernel, arguments):
     packs. CuPy arrays, the common case, are read from their attributes: their ``__cuda_array_interface__``
     builds a dict at each access, and costs more than the launch."""
     kinds, parameters = [kernel], []
-    cupy_array = _CUPY_ARRAY[0] if _CUPY_ARRAY else _cupy_array_type()
+    cupy_array = _cupy_array_type()
     for argument in arguments:
         if type(argument) is cupy_array:
             shape, itemsize = argument.shape, argument.itemsize
@@ -176,12 +176,14 @@ _CUPY_ARRAY: list = []  # cupy.ndarray once looked up (a type no argument has wh
 
 
 def _cupy_array_type():
-    try:
-        import cupy
+    """``cupy.ndarray``, looked up once."""
+    if not _CUPY_ARRAY:
+        try:
+            import cupy
 
-        _CUPY_ARRAY.append(cupy.ndarray)
-    except ImportError:
-        _CUPY_ARRAY.append(type("NoCupyArray", (), {}))
+            _CUPY_ARRAY.append(cupy.ndarray)
+        except ImportError:
+            _CUPY_ARRAY.append(type("NoCupyArray", (), {}))
     return _CUPY_ARRAY[0]
 
 
@@ -249,7 +251,7 @@ def _numba_types(kernel, arguments) -> tuple:
 
 
 def _is_cupy(argument) -> bool:
-    return type(argument) is (_CUPY_ARRAY[0] if _CUPY_ARRAY else _cupy_array_type())
+    return type(argument) is _cupy_array_type()
 
 
 def _as_numba(argument):
