@@ -64,17 +64,19 @@ def nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
     if metric == "cosine":
         norms = np.sqrt(np.einsum("ij,ij->i", values, values))
         values = values / np.where(norms > 0, norms, 1.0)[:, None]
-    squared = np.einsum("ij,ij->i", values, values)
+    squared = np.einsum("ij,ij->i", values, values) if metric == "euclidean" else None
     rows = max(1, int(block_bytes) // (8 * n))
     indices = np.empty((n, n_neighbors), dtype=np.int64)
     distances = np.empty((n, n_neighbors), dtype=np.float64)
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        products = values[start:stop] @ values.T
+        block = values[start:stop] @ values.T  # the products, turned into distances in place
         if metric == "euclidean":
-            block = squared[start:stop, None] + squared[None, :] - 2.0 * products
+            block *= -2.0
+            block += squared[start:stop, None]
+            block += squared[None, :]
         else:
-            block = 1.0 - products
+            np.subtract(1.0, block, out=block)
         block[np.arange(stop - start), np.arange(start, stop)] = np.inf  # never itself
         chosen = _smallest(block, n_neighbors)
         exact = _distances(values[start:stop], values, chosen, metric)
