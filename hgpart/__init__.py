@@ -16,18 +16,19 @@ __version__ = "0.1.0"
 # print on stderr for each of them. A user's own setting of the variable wins.
 os.environ.setdefault("NUMBA_CUDA_LOW_OCCUPANCY_WARNINGS", "0")
 
-from .api import (cluster, coarsen, count_triangles, list_triangles, minimum_spanning_forest,  # noqa: E402
-                  partition)
+from .api import (classify, cluster, coarsen, count_triangles, knn_hypergraph, list_triangles,  # noqa: E402
+                  minimum_spanning_forest, partition)
 from .config import PartitionConfig, make_config  # noqa: E402
 from .errors import DeviceError, InfeasibleError, InputError  # noqa: E402
 from .hypergraph import Graph, Hypergraph  # noqa: E402
 from .io import (convert, read_graph, read_hypergraph, read_partition, write_graph, write_hypergraph,  # noqa: E402
                  write_partition)
+from .io.features import read_features, read_labels  # noqa: E402
 from .metrics import evaluate  # noqa: E402
 
 __all__ = [
-    "DeviceError", "Graph", "Hypergraph", "InfeasibleError", "InputError", "PartitionConfig", "cluster", "coarsen",
-    "convert", "count_triangles", "evaluate", "list_triangles", "make_config", "minimum_spanning_forest",
-    "partition", "read_graph", "read_hypergraph", "read_partition", "write_graph", "write_hypergraph",
-    "write_partition",
+    "DeviceError", "Graph", "Hypergraph", "InfeasibleError", "InputError", "PartitionConfig", "classify", "cluster",
+    "coarsen", "convert", "count_triangles", "evaluate", "knn_hypergraph", "list_triangles", "make_config",
+    "minimum_spanning_forest", "partition", "read_features", "read_graph", "read_hypergraph", "read_labels",
+    "read_partition", "write_graph", "write_hypergraph", "write_partition",
 ]

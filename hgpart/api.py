@@ -262,3 +262,87 @@ def list_triangles(graph, *, device: str = "auto") -> np.ndarray:
     from .graphs.triangles import list_triangles as run
 
     return run(as_graph(graph, "min"), _device(device))
+
+
+def knn_hypergraph(features, n_neighbors: int = 5, *, metric: str = "euclidean", weights: str = "compactness",
+                   search: str = "auto", seed: int = 0, device: str = "auto") -> Hypergraph:
+    """The kNN hypergraph of feature vectors: vertex i is sample i, net i holds sample i and its ``n_neighbors``
+    nearest other samples (Huang et al., IEEE TPAMI 2011).
+
+    Parameters
+    ----------
+    features : array_like or scipy.sparse matrix, shape (n, d)
+        One sample per row, finite numbers.
+    n_neighbors : int
+    metric : {"euclidean", "cosine"}
+    weights : {"compactness", "uniform"}
+        ``compactness``: net i weighs 1 + sum of exp(-(d / sigma)^2) over its neighbours' distances d to sample
+        i (sigma: the mean of all those distances), scaled to integers of at most 1000; ``uniform``: 1.
+    search : {"auto", "exact", "approximate"}
+        ``approximate`` is pynndescent's (the ``ann`` extra) on the CPU; ``auto`` takes it on the CPU above
+        200,000 samples when it is installed, the exact brute force otherwise.
+    seed : int
+        Seeds the approximate search.
+    device : {"auto", "cpu", "gpu"}
+        Where the exact search runs (the GPU's is a tiled brute force, the same neighbours as the CPU's).
+
+    Returns
+    -------
+    Hypergraph
+        n vertices of weight 1, n nets of ``n_neighbors + 1`` pins.
+
+    Examples
+    --------
+    >>> import hgpart, numpy as np
+    >>> points = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [9.0, 9.0], [9.0, 8.0], [8.0, 9.0]])
+    >>> hypergraph = hgpart.knn_hypergraph(points, n_neighbors=2, weights="uniform", device="cpu")
+    >>> hypergraph.num_nets, hypergraph.num_pins
+    (6, 18)
+    """
+    from .classification.hypergraph import knn_hypergraph as run
+    from .config import KnnConfig
+
+    config = KnnConfig(n_neighbors=n_neighbors, metric=metric, weights=weights, search=search, seed=seed)
+    return run(features, config, _device(device)).hypergraph
+
+
+def classify(features, n_classes: int, *, n_neighbors: int = 5, epsilon: float | None = None,
+             metric: str = "euclidean", weights: str = "compactness", search: str = "auto", seed: int = 0,
+             preset: str = "default", device: str = "auto") -> np.ndarray:
+    """Classify samples without labels: partition their kNN hypergraph (:func:`knn_hypergraph`) into
+    ``n_classes`` blocks, minimising km1 (L. Cheng, H. Cho and P. Yoon, IEEE HPEC 2015, Sec. VII).
+
+    Parameters
+    ----------
+    features : array_like or scipy.sparse matrix, shape (n, d)
+        One sample per row; scale the features first where their units differ (z-scores).
+    n_classes : int
+    n_neighbors, metric, weights, search, seed
+        As for :func:`knn_hypergraph` (``seed`` also seeds the partitioner).
+    epsilon : float, default 0.1
+        A class holds at most (1 + epsilon) * ceil(n / n_classes) samples.
+    preset : {"fast", "default", "quality"}
+    device : {"auto", "cpu", "gpu"}
+        The neighbours' search on the GPU when there is one; the partition on the GPU path for large
+        hypergraphs only (as :func:`partition` decides for ``auto``).
+
+    Returns
+    -------
+    int64[n]
+        Each sample's class, 0 .. n_classes - 1.
+
+    Examples
+    --------
+    >>> import hgpart, numpy as np
+    >>> points = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 0.0], [9.0, 9.0], [9.0, 8.0], [8.0, 9.0]])
+    >>> hgpart.classify(points, 2, n_neighbors=2, device="cpu").tolist()
+    [0, 0, 0, 1, 1, 1]
+    """
+    from .classification.classify import DEFAULT_EPSILON
+    from .classification.classify import classify as run
+    from .config import KnnConfig
+
+    config = KnnConfig(n_neighbors=n_neighbors, metric=metric, weights=weights, search=search, seed=seed)
+    epsilon = DEFAULT_EPSILON if epsilon is None else epsilon
+    return run(features, n_classes, config, epsilon, seed, preset, _device(device), partition_device=device).classes
+

@@ -481,3 +481,56 @@ class TriangleConfig:
     def __post_init__(self):
         if self.small_out < 1 or self.piece < self.small_out:
             raise ValueError(f"need 1 <= small_out <= piece, got {self.small_out}, {self.piece}")
+
+
+@dataclass(frozen=True)
+class KnnConfig:
+    """The kNN hypergraph of feature vectors (Huang, Liu, Lv, Gong and Metaxas, IEEE TPAMI 2011): a net per
+    sample holding it and its nearest neighbours, weighted by how compact its members are.
+
+    Attributes
+    ----------
+    n_neighbors : int
+        Neighbours per sample; a net has ``n_neighbors + 1`` pins.
+    metric : str
+        ``euclidean`` or ``cosine`` (1 - cos).
+    weights : str
+        ``compactness``: a net weighs the heat kernel of its members' distances to its sample, sum of
+        exp(-(d / sigma)^2) with sigma the mean neighbour distance over all samples, the sample itself counting
+        1 (the conventional hyperedge weight that Huang, Elgammal and Yang, arXiv 1410.6736, 2014, compare
+        theirs against); ``uniform``: every net weighs 1.
+    weight_scale : int
+        The heaviest net's integer weight; the others are scaled alike and rounded (at least 1), since hMetis
+        files and the partitioner take integer weights.
+    search : str
+        ``exact`` (brute force, on either device), ``approximate`` (pynndescent on the CPU, the ``ann`` extra) or
+        ``auto``: exact on the GPU, and on the CPU up to ``exact_max_samples`` samples (approximate above, when
+        pynndescent is installed).
+    exact_max_samples : int
+        See ``search``.
+    seed : int
+        Seeds the approximate search.
+    """
+
+    n_neighbors: int = 5
+    metric: str = "euclidean"
+    weights: str = "compactness"
+    weight_scale: int = 1000
+    search: str = "auto"
+    exact_max_samples: int = 200_000
+    seed: int = 0
+
+    def __post_init__(self):
+        from .errors import InputError
+
+        if self.n_neighbors < 1:
+            raise InputError(f"the number of neighbours must be at least 1, got {self.n_neighbors}")
+        if self.metric not in ("euclidean", "cosine"):
+            raise InputError(f"unknown metric {self.metric!r} (euclidean or cosine)")
+        if self.weights not in ("compactness", "uniform"):
+            raise InputError(f"unknown net weights {self.weights!r} (compactness or uniform)")
+        if self.search not in ("auto", "exact", "approximate"):
+            raise InputError(f"unknown search {self.search!r} (auto, exact or approximate)")
+        if self.weight_scale < 1:
+            raise InputError(f"the weight scale must be at least 1, got {self.weight_scale}")
+

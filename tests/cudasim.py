@@ -23,9 +23,16 @@ def _empty_array(shape, dtype):
 
 
 class _Warp:
+    """The lanes of one warp meeting at its intrinsics: each posts its value; the last to arrive copies all 32
+    into ``snapshot`` and wakes the others, who read that copy. A lane cannot post its next value before all
+    have arrived, so one meeting needs one wait (a barrier would need two: one to post, one to read)."""
+
     def __init__(self):
-        self.barrier = threading.Barrier(WARP, timeout=TIMEOUT_SECONDS)
+        self.condition = threading.Condition()
         self.values = [None] * WARP
+        self.arrived = 0
+        self.generation = 0
+        self.snapshot = None
 
 
 def _exchange(value):
@@ -39,11 +46,20 @@ def _exchange(value):
         if warp is None:
             warp = warps[key] = _Warp()
     lane = thread.thread_id % WARP
-    warp.values[lane] = value
-    warp.barrier.wait()
-    values = list(warp.values)
-    warp.barrier.wait()
-    return values, lane
+    with warp.condition:
+        warp.values[lane] = value
+        warp.arrived += 1
+        if warp.arrived == WARP:
+            warp.snapshot = list(warp.values)
+            warp.arrived = 0
+            warp.generation += 1
+            warp.condition.notify_all()
+            return warp.snapshot, lane
+        generation = warp.generation
+        while warp.generation == generation:
+            if not warp.condition.wait(TIMEOUT_SECONDS):
+                raise threading.BrokenBarrierError(f"warp {key}: lanes did not meet within {TIMEOUT_SECONDS} s")
+        return warp.snapshot, lane
 
 
 def shfl_sync(self, mask, value, source):

@@ -24,7 +24,8 @@ from ..io import atomic_output
 from .runner import cell_table, comparison, phase_shares, records_from_json
 
 TITLES = {"partition": "partitioning against the peers", "coarsen": "one coarsening level, CPU path and GPU",
-          "cluster": "modularity clustering", "mst": "minimum spanning forest", "triangles": "triangle counting"}
+          "cluster": "modularity clustering", "mst": "minimum spanning forest", "triangles": "triangle counting",
+          "classify": "unsupervised classification against scikit-learn"}
 TABLE_KEYS = ("records", "comparison", "phase_shares", "instances", "paper_table_iii", "environment", "bench")
 
 

@@ -2,38 +2,82 @@
 partitioning a kNN hypergraph (Huang, Liu, Lv, Gong and Metaxas, "Unsupervised image categorization by hypergraph
 partition", IEEE TPAMI 33(6), 2011): each sample's net holds the sample and its nearest neighbours.
 
-The search is brute force in blocks of rows: a block's distances to every sample come from one matrix product
-(||x||² + ||y||² - 2 x·y for the Euclidean metric, 1 - x·y of unit vectors for the cosine one), so that only
-``block_bytes`` of distances are held at a time, never the n x n matrix; each row keeps its ``n_neighbors``
-smallest, whose distances are then computed again from the differences (the product's rounding cannot reorder
-them) and sorted by distance, then by index.
+The search is brute force in blocks of rows, the same on both devices (:func:`gpu_nearest_neighbors
+<hgpart.classification.gpu.gpu_nearest_neighbors>` is the twin):
+
+1. a block's products with every sample come from one matrix product, so that only ``block_bytes`` of them are
+   held at a time, never the n x n matrix;
+2. each row keeps its ``candidates`` (:func:`candidate_count`) smallest keys ``||y||² - 2 x·y`` (Euclidean; the
+   row's own ``||x||²`` does not change the order) or ``-x·y`` of unit vectors (cosine), ties by index;
+3. the candidates' distances are computed again from the differences, so that the product's rounding (float64
+   here, float32 on the GPU) cannot reorder them, and the ``n_neighbors`` smallest kept by (distance, index).
+
+Taking more candidates than neighbours makes the result independent of the products' precision unless a
+neighbour's key is off by more than the gap to the ``candidates``-th: both devices give the same neighbours.
 """
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..errors import InputError
 
 METRICS = ("euclidean", "cosine")
-BLOCK_BYTES = 64 << 20  # distances held at a time
+BLOCK_BYTES = 64 << 20  # products held at a time
 
 
-def _checked(features, n_neighbors: int, metric: str) -> np.ndarray:
+def candidate_count(n_samples: int, n_neighbors: int) -> int:
+    """Keys kept per row before the exact distances decide: twice the neighbours and 8 more, at most n - 1."""
+    return min(n_samples - 1, 2 * n_neighbors + 8)
+
+
+def checked_features(features, n_neighbors: int, metric: str, dtype=np.float64):
+    """The features as a C-ordered ``dtype`` array (or CSR matrix, for scipy.sparse input), after the checks
+    every path shares: a known metric, 2-D, finite, more samples than neighbours."""
     if metric not in METRICS:
         raise InputError(f"unknown metric {metric!r} (euclidean or cosine)")
-    values = np.asarray(features, dtype=np.float64)
+    sparse = hasattr(features, "tocsr") and hasattr(features, "nnz")
+    if sparse:
+        values = features.tocsr().astype(dtype)
+        values.sum_duplicates()
+        stored = values.data
+    else:
+        values = np.ascontiguousarray(features, dtype=dtype)
+        stored = values
     if values.ndim != 2:
         raise InputError(f"expected one sample per row (a 2-D array), got {values.ndim} dimensions")
     if n_neighbors < 1:
         raise InputError(f"the number of neighbours must be at least 1, got {n_neighbors}")
     if values.shape[0] < n_neighbors + 1:
         raise InputError(f"{values.shape[0]} samples: at least n_neighbors + 1 = {n_neighbors + 1} are needed")
-    bad = ~np.isfinite(values)
+    bad = ~np.isfinite(stored)
     if bad.any():
-        row, column = np.argwhere(bad)[0]
+        if sparse:
+            coo = values.tocoo()
+            first = int(np.flatnonzero(~np.isfinite(coo.data))[0])
+            row, column = coo.row[first], coo.col[first]
+        else:
+            row, column = np.argwhere(bad)[0]
         raise InputError(f"sample {row}, feature {column}: {values[row, column]} is not a finite number")
     return values
+
+
+def unit_rows(values):
+    """Rows scaled to length 1 (zero rows stay zero), for the cosine metric."""
+    if hasattr(values, "tocsr"):
+        import scipy.sparse as sp
+
+        norms = np.sqrt(np.asarray(values.multiply(values).sum(axis=1)).ravel())
+        return sp.diags(1.0 / np.where(norms > 0, norms, 1.0)) @ values
+    norms = np.sqrt(np.einsum("ij,ij->i", values, values))
+    return values / np.where(norms > 0, norms, 1.0).astype(values.dtype)[:, None]
+
+
+def squared_norms(values) -> np.ndarray:
+    if hasattr(values, "tocsr"):
+        return np.asarray(values.multiply(values).sum(axis=1), dtype=np.float64).ravel()
+    return np.einsum("ij,ij->i", values, values)
 
 
 def nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
@@ -42,14 +86,14 @@ def nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
 
     Parameters
     ----------
-    features : array_like, shape (n, d)
-        One sample per row (any real dtype; computed in float64).
+    features : array_like or scipy.sparse matrix, shape (n, d)
+        One sample per row (any real dtype; the distances are float64).
     n_neighbors : int
         Neighbours per sample (a sample is never its own neighbour; a duplicate of it may be).
     metric : {"euclidean", "cosine"}
         The cosine distance is 1 - cos(x, y); a zero vector is at distance 1 from every other sample.
     block_bytes : int
-        Bytes of distances held at a time (rows of the n x n matrix, one block after another).
+        Bytes of products held at a time (a tile of rows and columns of the n x n matrix).
 
     Returns
     -------
@@ -58,49 +102,167 @@ def nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
         k-th distance is shared: those of smaller index are kept).
     distances : float64[n, n_neighbors]
         Their distances.
+
+    Notes
+    -----
+    Dense features are centred (distances do not change) and their products taken in float32 by
+    :func:`dense_candidates`, four rows at a time against each sample, never held (``block_bytes`` bounds the
+    products of sparse features only); the candidates' exact float64 distances make the result that of float64
+    arithmetic.
     """
-    values = _checked(features, n_neighbors, metric)
+    values = prepared_features(features, n_neighbors, metric)
     n = values.shape[0]
+    count = candidate_count(n, n_neighbors)
+    candidates = np.empty((n, count), dtype=np.int64)
+    factor = 2.0 if metric == "euclidean" else 1.0
+    if hasattr(values, "tocsr"):  # sparse: float64 products of whole rows, as many as block_bytes holds
+        squared = squared_norms(values) if metric == "euclidean" else np.zeros(n)
+        keys = np.empty((n, count), dtype=np.float64)
+        transposed = values.T.tocsc()
+        rows = max(1, int(block_bytes) // (8 * n))
+        for start in range(0, n, rows):
+            stop = min(n, start + rows)
+            products = np.ascontiguousarray((values[start:stop] @ transposed).toarray())
+            select_candidates(products, squared, factor, start, keys[start:stop], candidates[start:stop])
+        return rerank(values, candidates, n_neighbors, metric)
+    squared = squared_norms(values).astype(np.float32) if metric == "euclidean" else np.zeros(n, np.float32)
+    dense_candidates(values.astype(np.float32), squared, np.float32(factor), np.empty((n, count), np.float32), candidates)
+    return rerank(values, candidates, n_neighbors, metric)
+
+
+def prepared_features(features, n_neighbors: int, metric: str):
+    """Checked float64 features, unit rows for the cosine metric, centred dense ones for the Euclidean."""
+    values = checked_features(features, n_neighbors, metric)
     if metric == "cosine":
-        norms = np.sqrt(np.einsum("ij,ij->i", values, values))
-        values = values / np.where(norms > 0, norms, 1.0)[:, None]
-    squared = np.einsum("ij,ij->i", values, values) if metric == "euclidean" else None
-    rows = max(1, int(block_bytes) // (8 * n))
+        return unit_rows(values)
+    if not hasattr(values, "tocsr"):
+        values = values - values.mean(axis=0)
+    return values
+
+
+ROWS_AT_ONCE = 4  # rows of a dense product kernel's register tile
+
+
+@numba.njit(parallel=True, cache=True, fastmath={"reassoc", "contract"})
+def dense_candidates(values, squared, factor, keys, candidates):
+    """Every row's candidates from products that are never stored: the dense twin of
+    :func:`select_candidates` over all columns at once.
+
+    ``values`` (float32[n, d]) is multiplied four rows at a time with each sample, the four products summed in
+    registers (a reduction over d that LLVM vectorises), then each row's key ``squared[j] - factor * product``
+    enters its sorted list ``keys``/``candidates`` (float32/int64[n, c]) when smaller than its last, columns in
+    ascending order (ties to the smaller sample). Without BLAS, numba's threads do not contend with BLAS's."""
+    n, d = values.shape
+    count = candidates.shape[1]
+    for block in numba.prange((n + ROWS_AT_ONCE - 1) // ROWS_AT_ONCE):
+        first = block * ROWS_AT_ONCE
+        rows = min(n, first + ROWS_AT_ONCE) - first
+        threshold = np.full(ROWS_AT_ONCE, np.inf, np.float32)
+        filled = np.zeros(ROWS_AT_ONCE, np.int64)
+        row0, row1 = values[first], values[min(first + 1, n - 1)]
+        row2, row3 = values[min(first + 2, n - 1)], values[min(first + 3, n - 1)]
+        for j in range(n):
+            other = values[j]
+            sum0 = np.float32(0.0)
+            sum1 = np.float32(0.0)
+            sum2 = np.float32(0.0)
+            sum3 = np.float32(0.0)
+            for t in range(d):
+                value = other[t]
+                sum0 += row0[t] * value
+                sum1 += row1[t] * value
+                sum2 += row2[t] * value
+                sum3 += row3[t] * value
+            for r in range(rows):
+                product = sum0 if r == 0 else (sum1 if r == 1 else (sum2 if r == 2 else sum3))
+                key = squared[j] - factor * product
+                i = first + r
+                if key >= threshold[r] or j == i:
+                    continue
+                filled[r] = _insert(keys[i], candidates[i], filled[r], key, j)
+                if filled[r] == count:
+                    threshold[r] = keys[i, count - 1]
+
+
+@numba.njit(cache=True, inline="always")
+def _insert(keys, candidates, filled, key, sample):
+    """Insert (key, sample) into the sorted list ``keys``/``candidates`` of which ``filled`` entries are set,
+    after those of equal key; the last entry falls off a full list. Returns the new count."""
+    count = keys.shape[0]
+    position = filled if filled < count else count - 1
+    while position > 0 and keys[position - 1] > key:
+        keys[position] = keys[position - 1]
+        candidates[position] = candidates[position - 1]
+        position -= 1
+    keys[position] = key
+    candidates[position] = sample
+    return filled + 1 if filled < count else count
+
+
+@numba.njit(parallel=True, cache=True)
+def select_candidates(products, squared, factor, first_row, keys, candidates):
+    """Each row's candidates from a block of stored products (sparse features): row i of ``products``
+    (float64[rows, n]) holds sample ``first_row + i`` against every sample; its ``candidates.shape[1]``
+    smallest keys ``squared[j] - factor * products[i, j]``, ties to the smaller sample, its own sample left out,
+    go to ``keys``/``candidates`` (float64/int64[rows, c]) in key order."""
+    rows, n = products.shape
+    count = candidates.shape[1]
+    for i in numba.prange(rows):
+        own = first_row + i
+        filled = 0
+        for j in range(n):
+            key = squared[j] - factor * products[i, j]
+            if j == own or (filled == count and key >= keys[i, count - 1]):
+                continue  # columns come in ascending order: an equal key loses to the kept one
+            filled = _insert(keys[i], candidates[i], filled, key, j)
+
+
+def exact_distances(values, rows: np.ndarray, columns: np.ndarray, metric: str) -> np.ndarray:
+    """float64[len(rows), c]: the distance of sample ``rows[i]`` to each of ``columns[i]``, from the differences
+    (Euclidean) or the products of unit vectors (cosine)."""
+    if hasattr(values, "tocsr"):  # sparse rows: the same quantities from the stored entries
+        repeated = np.repeat(rows, columns.shape[1])
+        products = np.asarray(values[repeated].multiply(values[columns.ravel()]).sum(axis=1)).reshape(columns.shape)
+        if metric == "cosine":
+            return np.clip(1.0 - products, 0.0, 2.0)
+        squared = squared_norms(values)
+        return np.sqrt(np.maximum(squared[rows][:, None] + squared[columns] - 2.0 * products, 0.0))
+    return _dense_distances(values, rows, columns, metric == "euclidean")
+
+
+@numba.njit(parallel=True, cache=True)
+def _dense_distances(values, rows, columns, euclidean):
+    """float64[len(rows), c]: Euclidean distances from the differences, or 1 - the product of unit rows clipped
+    to [0, 2], of sample ``rows[i]`` to each sample of ``columns[i]``."""
+    result = np.empty(columns.shape, np.float64)
+    for i in numba.prange(columns.shape[0]):
+        own = values[rows[i]]
+        for c in range(columns.shape[1]):
+            other = values[columns[i, c]]
+            total = 0.0
+            if euclidean:
+                for t in range(own.shape[0]):
+                    difference = other[t] - own[t]
+                    total += difference * difference
+                result[i, c] = np.sqrt(total)
+            else:
+                for t in range(own.shape[0]):
+                    total += other[t] * own[t]
+                result[i, c] = min(max(1.0 - total, 0.0), 2.0)
+    return result
+
+
+def rerank(values, candidates: np.ndarray, n_neighbors: int, metric: str, rows_at_once: int = 1 << 14):
+    """The ``n_neighbors`` of each row's candidates nearest by exact distance, ties by index: (int64[n, k],
+    float64[n, k])."""
+    n = candidates.shape[0]
     indices = np.empty((n, n_neighbors), dtype=np.int64)
     distances = np.empty((n, n_neighbors), dtype=np.float64)
-    for start in range(0, n, rows):
-        stop = min(n, start + rows)
-        block = values[start:stop] @ values.T  # the products, turned into distances in place
-        if metric == "euclidean":
-            block *= -2.0
-            block += squared[start:stop, None]
-            block += squared[None, :]
-        else:
-            np.subtract(1.0, block, out=block)
-        block[np.arange(stop - start), np.arange(start, stop)] = np.inf  # never itself
-        chosen = _smallest(block, n_neighbors)
-        exact = _distances(values[start:stop], values, chosen, metric)
-        order = np.lexsort((chosen, exact), axis=1)
+    for start in range(0, n, rows_at_once):
+        stop = min(n, start + rows_at_once)
+        chosen = candidates[start:stop]
+        exact = exact_distances(values, np.arange(start, stop), chosen, metric)
+        order = np.lexsort((chosen, exact), axis=1)[:, :n_neighbors]
         indices[start:stop] = np.take_along_axis(chosen, order, axis=1)
         distances[start:stop] = np.take_along_axis(exact, order, axis=1)
     return indices, distances
-
-
-def _smallest(block: np.ndarray, k: int) -> np.ndarray:
-    """int64[rows, k]: in each row of ``block``, the columns of the k smallest values, of those equal to the
-    k-th smallest the first ones (ascending column order)."""
-    kth = np.partition(block, k - 1, axis=1)[:, k - 1:k]
-    below = block < kth
-    equal = block == kth
-    needed = k - below.sum(axis=1, keepdims=True)
-    taken = below | (equal & (np.cumsum(equal, axis=1) <= needed))
-    return np.nonzero(taken)[1].reshape(block.shape[0], k).astype(np.int64)
-
-
-def _distances(rows: np.ndarray, values: np.ndarray, chosen: np.ndarray, metric: str) -> np.ndarray:
-    """float64[len(rows), k]: the distance of each row to its ``chosen`` samples, from the differences
-    (Euclidean) or the products of unit vectors (cosine)."""
-    if metric == "euclidean":
-        differences = values[chosen] - rows[:, None, :]
-        return np.sqrt(np.einsum("ijk,ijk->ij", differences, differences))
-    return np.clip(1.0 - np.einsum("ijk,ik->ij", values[chosen], rows), 0.0, 2.0)

@@ -14,7 +14,7 @@ import click
 
 from .. import __version__
 from ..errors import DeviceError, InfeasibleError, InputError
-from . import bench, files, graphs, partitioning
+from . import bench, classification, files, graphs, partitioning
 from .options import ARGV_KEY
 
 
@@ -59,13 +59,14 @@ class HgpartGroup(click.Group):
 def cli():
     """Partition hypergraphs and analyse sparse graphs on NVIDIA GPUs, with a numba CPU path.
 
-    Files: hMetis .hgr, Matrix Market .mtx, METIS .graph, DIMACS .gr, edge lists (.txt/.csv);
-    .gz is read transparently and - means stdin/stdout.
+    Files: hMetis .hgr, Matrix Market .mtx, METIS .graph, DIMACS .gr, edge lists (.txt/.csv); feature
+    vectors (.npy, .csv, .tsv, .mtx) for knn and classify; .gz is read transparently and - means stdin/stdout.
     """
 
 
 for _command in (files.info, files.evaluate, files.convert, files.generate, partitioning.partition,
-                 partitioning.coarsen, graphs.cluster, graphs.mst, graphs.triangles, bench.bench):
+                 partitioning.coarsen, graphs.cluster, graphs.mst, graphs.triangles, classification.knn,
+                 classification.classify, bench.bench):
     cli.add_command(_command)
 
 

@@ -242,6 +242,49 @@ def bench_triangles(files, device, rmat_n, edge_factor, repeat, save, cpu_path, 
     _save_and_print("triangles", reporter, device_used, used_threads, repeat, jit_seconds, rows, save, as_json)
 
 
+@bench.command("classify", epilog=epilog("hgpart bench classify --data digits,iris --repeat 3"))
+@click.option("--data", "names", default="digits,iris", show_default=True,
+              help="Comma-separated scikit-learn data sets (z-scored), and 'blobs' for make_blobs of --blobs samples.")
+@click.option("--blobs", "blobs_samples", type=click.IntRange(min=10), default=1_000_000, show_default=True,
+              help="Samples of the generated blobs (64 dimensions, float32).")
+@click.option("--blobs-classes", type=click.IntRange(min=2), default=2, show_default=True)
+@click.option("-n", "--neighbors", "n_neighbors", type=click.IntRange(min=1), default=None,
+              help="hgpart's neighbours per sample (default: hgpart's default).")
+@click.option("-e", "--epsilon", type=click.FloatRange(min=0.0), default=None, help="Default: classify's.")
+@click.option("--peers", default="spectral,kmeans", show_default=True,
+              help="scikit-learn's tools beside hgpart ('' for none); SpectralClustering takes 10 neighbours.")
+@click.option("--peer-max-samples", type=click.IntRange(min=0), default=200_000, show_default=True,
+              help="Peers run on data sets of at most this many samples.")
+@device_option
+@repeat_option(3)
+@save_option
+@job_options
+def bench_classify(names, blobs_samples, blobs_classes, n_neighbors, epsilon, peers, peer_max_samples, device,
+                   repeat, save, threads, as_json, quiet):
+    """Unsupervised classification: hgpart (kNN hypergraph, partition) vs scikit-learn's SpectralClustering and
+    KMeans; NMI, accuracy, ARI and seconds per phase, medians over --repeat seeds (needs scikit-learn)."""
+    from dataclasses import replace
+
+    from ..bench.classification import run_classify_bench
+    from ..bench.report import save_report
+    from ..classification.classify import DEFAULT_EPSILON
+    from ..config import KnnConfig
+
+    import importlib.util
+
+    if importlib.util.find_spec("sklearn") is None:
+        raise click.ClickException("bench classify needs scikit-learn: pip install 'hgpart[bench]'")
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    config = KnnConfig() if n_neighbors is None else replace(KnnConfig(), n_neighbors=n_neighbors)
+    epsilon = DEFAULT_EPSILON if epsilon is None else epsilon
+    rows = run_classify_bench([name.strip() for name in names.split(",") if name.strip()], device_used, config,
+                              epsilon, repeat, [peer.strip() for peer in peers.split(",") if peer.strip()],
+                              peer_max_samples=peer_max_samples, blobs_samples=blobs_samples,
+                              blobs_classes=blobs_classes, reporter=reporter)
+    save_report(_report("classify", device_used, used_threads, repeat=repeat, instances=rows), save, as_json)
+    row_table(reporter, f"hgpart bench classify ({device_used}, {used_threads} threads, medians of {repeat})", rows)
+
+
 @bench.command("coarsen", epilog=epilog("hgpart bench coarsen -n 1000000 --device auto --repeat 3"))
 @click.argument("files", nargs=-1)
 @click.option("--classes", default="long-tailed,evenly,grid,synthetic", show_default=True,

@@ -84,6 +84,20 @@ def warp_argmax(score, priority, candidate, width=WARP_SIZE):
 
 
 @cuda.jit(device=True, inline=True)
+def warp_argmin(key, item):
+    """The smallest (key, item) of the warp, on every lane: the smaller key, of equal keys the smaller item."""
+    offset = WARP_SIZE // 2
+    while offset > 0:
+        other_key = cuda.shfl_xor_sync(FULL_MASK, key, offset)
+        other_item = cuda.shfl_xor_sync(FULL_MASK, item, offset)
+        if other_key < key or (other_key == key and other_item < item):
+            key = other_key
+            item = other_item
+        offset //= 2
+    return key, item
+
+
+@cuda.jit(device=True, inline=True)
 def warp_max(value):
     """Maximum over the warp, on every lane."""
     offset = WARP_SIZE // 2

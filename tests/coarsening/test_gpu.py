@@ -411,13 +411,14 @@ def test_gpu_code_in_the_simulator():
                             "tests/refinement/test_gpu.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
                             "neighbourhoods",
                             "tests/graphs/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"],
-              "8 passed": [f"{tiny}[True]", "tests/graphs/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
+              "9 passed": [f"{tiny}[True]", "tests/graphs/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
                            f"{afterburners}[True]",
                            "tests/coarsening/test_gpu.py::test_counting_sort_by_small_key_is_a_stable_argsort",
                            "tests/coarsening/test_gpu.py::test_shared_tables_sum_large_scores_exactly",
                            "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[True]",
                            "tests/graphs/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
-                           "tests/preprocessing/test_communities.py::test_gpu_communities_equal_the_cpu_twin"]}
+                           "tests/preprocessing/test_communities.py::test_gpu_communities_equal_the_cpu_twin",
+                           "tests/classification/test_gpu.py::test_gpu_neighbours_equal_the_cpu_twin"]}
     # two processes side by side (the simulator uses one core), their tests split so that both take about as long
     with tempfile.TemporaryDirectory() as folder:
         processes = {}
