@@ -5,12 +5,14 @@ The brute force runs in tiles of rows: CuPy's matrix product (cuBLAS, float32) g
 sample; :func:`select_candidates_kernel` keeps each row's candidates (a block per row, a sorted list per thread,
 then a merge of the threads' lists by warp shuffles), so the n x n matrix is never held; :func:`rerank_kernel`
 computes the candidates' distances in float64 from the differences and keeps the ``n_neighbors`` smallest by
-(distance, index), as the CPU does. For 1M samples of 64 dimensions the products are about 1.3e14 flops.
+(distance, index), as the CPU does; :func:`~hgpart.classification.neighbors.settle` proves each row exact or searches
+it again. For 1M samples of 64 dimensions the products are about 1.3e14 flops.
 """
 
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 from numba import cuda, float32, float64, int64
@@ -18,27 +20,28 @@ from numba import cuda, float32, float64, int64
 from ..cuda.arrays import SIMULATED, cached_kernel, grid, launch, to_device, to_host, xp
 from ..cuda.warp import WARP_SIZE, warp_argmin
 from ..errors import DeviceError
-from .neighbors import candidate_count, prepared_features, squared_norms
+from .neighbors import FLOAT32_UNIT, candidate_count, prepared_features, settle, squared_norms
 
-THREADS = 32 if SIMULATED else 128  # threads of a candidate-selection block (one row of a tile)
+THREADS = 32 if SIMULATED else 256  # threads of a candidate-selection block (one row of a tile)
 WARPS = THREADS // WARP_SIZE
 MAX_NEIGHBORS = 64            # the GPU path's limit: each thread's list lives in local memory
 MAX_CANDIDATES = 2 * MAX_NEIGHBORS + 8
-TILE_BYTES = 1 << 30          # float32 products held at a time
+TILE_BYTES = 4 << 30          # float32 products held at a time: 1,000 rows of 1M samples, a block each
 NO_SAMPLE = np.iinfo(np.int64).max
 
 
 @cached_kernel
-def select_candidates_kernel(products, squared, factor, first_row, count, candidates):
-    """Each row's ``count`` smallest keys ``squared[j] - factor * products[i, j]`` (ties to the smaller j, the
-    row's own sample ``first_row + i`` left out), written to ``candidates[first_row + i]`` in key order.
+def select_candidates_kernel(products, squared, factor, first_row, count, candidates, last_keys):
+    """Each row's ``count`` smallest keys ``squared[j] - factor * products[i, j]`` (float32; ties to the smaller
+    j, the row's own sample ``first_row + i`` left out), written to ``candidates[first_row + i]`` in key order, the
+    last of them to ``last_keys[first_row + i]`` (for :func:`~hgpart.classification.neighbors.settle`).
 
     A block per row (grid-stride): thread t scans columns t, t + THREADS, ... (coalesced) into its own sorted
     list; each warp merges its lanes' lists in ``count`` rounds of :func:`warp_argmin` (the smallest head wins and
     its list advances) into shared memory; thread 0 merges the warps' lists."""
-    keys = cuda.local.array(MAX_CANDIDATES, float32)
+    keys = cuda.local.array(MAX_CANDIDATES, float64)
     samples = cuda.local.array(MAX_CANDIDATES, int64)
-    warp_keys = cuda.shared.array((WARPS, MAX_CANDIDATES), float32)
+    warp_keys = cuda.shared.array((WARPS, MAX_CANDIDATES), float64)
     warp_samples = cuda.shared.array((WARPS, MAX_CANDIDATES), int64)
     heads = cuda.local.array(WARPS, int64)
     thread = cuda.threadIdx.x
@@ -83,6 +86,7 @@ def select_candidates_kernel(products, squared, factor, first_row, count, candid
                             and warp_samples[w, heads[w]] < warp_samples[best, heads[best]]):
                         best = w
                 candidates[own, out] = warp_samples[best, heads[best]]
+                last_keys[own] = warp_keys[best, heads[best]]
                 heads[best] += 1
         cuda.syncthreads()
 
@@ -146,6 +150,7 @@ def gpu_nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
         squared = to_device(squared_norms(values).astype(np.float32) if metric == "euclidean"
                             else np.zeros(n, np.float32))
         candidates = module.empty((n, count), dtype=np.int64)
+        last_keys = module.empty(n, dtype=np.float64)
         rows = max(1, min(n, int(block_bytes) // (4 * n)))
         factor = 2.0 if metric == "euclidean" else 1.0
         blocks = 2 if SIMULATED else 8 * 132
@@ -153,14 +158,17 @@ def gpu_nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
             stop = min(n, start + rows)
             products = module.matmul(single[start:stop], single.T)
             launch(select_candidates_kernel, (min(blocks, stop - start), THREADS), products, squared, factor,
-                   np.int64(start), np.int64(count), candidates)
+                   np.int64(start), np.int64(count), candidates, last_keys)
             del products
         indices = module.empty((n, n_neighbors), dtype=np.int64)
         distances = module.empty((n, n_neighbors), dtype=np.float64)
         launch(rerank_kernel, grid(n, 128), exact_values, candidates, metric == "euclidean", indices, distances)
-        return to_host(indices), to_host(distances)
+        found, found_distances, last = to_host(indices), to_host(distances), to_host(last_keys)
     except Exception as error:
         if type(error).__name__ == "OutOfMemoryError":
             raise DeviceError(f"the GPU has too little memory for {n} x {values.shape[1]} features; "
                               "use --device cpu") from None
         raise
+    # cuBLAS rounds like any float32 dot product, unless CuPy is told to use TF32 (10-bit mantissas)
+    unit = 2.0 ** -11 if os.environ.get("CUPY_TF32") == "1" else FLOAT32_UNIT
+    return settle(values, found, found_distances, last, metric, unit)

@@ -9,11 +9,14 @@ The search is brute force in blocks of rows, the same on both devices (:func:`gp
    held at a time, never the n x n matrix;
 2. each row keeps its ``candidates`` (:func:`candidate_count`) smallest keys ``||y||² - 2 x·y`` (Euclidean; the
    row's own ``||x||²`` does not change the order) or ``-x·y`` of unit vectors (cosine), ties by index;
-3. the candidates' distances are computed again from the differences, so that the product's rounding (float64
-   here, float32 on the GPU) cannot reorder them, and the ``n_neighbors`` smallest kept by (distance, index).
+3. the candidates' distances are computed again from the differences, so that the products' rounding (float32)
+   cannot reorder them, and the ``n_neighbors`` smallest kept by (distance, index);
+4. :func:`settle` checks each row: if its k-th distance is below the last candidate's key by more than the keys'
+   rounding error can reach (a bound from the norms and the dimension), no other sample can be as near, and the
+   row is exact; the rows that fail (near-duplicates, ties at the k-th distance) are searched again from every
+   sample's exact distance.
 
-Taking more candidates than neighbours makes the result independent of the products' precision unless a
-neighbour's key is off by more than the gap to the ``candidates``-th: both devices give the same neighbours.
+So the result is that of exact arithmetic on the float64 differences, on both devices alike.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import numpy as np
 from ..errors import InputError
 
 METRICS = ("euclidean", "cosine")
+FLOAT32_UNIT, FLOAT64_UNIT = 2.0 ** -24, 2.0 ** -53  # unit roundoffs of the keys' arithmetic
 BLOCK_BYTES = 64 << 20  # products held at a time
 
 
@@ -124,10 +128,13 @@ def nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
             stop = min(n, start + rows)
             products = np.ascontiguousarray((values[start:stop] @ transposed).toarray())
             select_candidates(products, squared, factor, start, keys[start:stop], candidates[start:stop])
-        return rerank(values, candidates, n_neighbors, metric)
+        indices, distances = rerank(values, candidates, n_neighbors, metric)
+        return settle(values, indices, distances, keys[:, -1], metric, FLOAT64_UNIT)
     squared = squared_norms(values).astype(np.float32) if metric == "euclidean" else np.zeros(n, np.float32)
-    dense_candidates(values.astype(np.float32), squared, np.float32(factor), np.empty((n, count), np.float32), candidates)
-    return rerank(values, candidates, n_neighbors, metric)
+    single_keys = np.empty((n, count), np.float32)
+    dense_candidates(values.astype(np.float32), squared, np.float32(factor), single_keys, candidates)
+    indices, distances = rerank(values, candidates, n_neighbors, metric)
+    return settle(values, indices, distances, single_keys[:, -1], metric, FLOAT32_UNIT)
 
 
 def prepared_features(features, n_neighbors: int, metric: str):
@@ -215,6 +222,71 @@ def select_candidates(products, squared, factor, first_row, keys, candidates):
             if j == own or (filled == count and key >= keys[i, count - 1]):
                 continue  # columns come in ascending order: an equal key loses to the kept one
             filled = _insert(keys[i], candidates[i], filled, key, j)
+
+
+def certified(values, distances: np.ndarray, last_keys: np.ndarray, rows: np.ndarray, metric: str,
+              unit: float) -> np.ndarray:
+    """bool[len(rows)]: whether the neighbours found for ``rows`` are provably the nearest.
+
+    A sample left out of a row's candidates had a computed key of at least ``last_keys`` (the last candidate's),
+    so its true key is at least that minus the keys' error: (2d + 6) u |x| max|y| + 3 u max|y|^2 for the
+    Euclidean key ``|y|^2 - 2 x.y`` (a dot product of d terms in any order, the inputs rounded to the keys'
+    precision, unit roundoff ``unit``), (2d + 8) u for the cosine's ``-x.y`` of unit rows. The row is exact when
+    its k-th neighbour's true key (``d_k^2 - |x|^2``, or ``d_k - 1``) is below that by a margin."""
+    dimensions = values.shape[1]
+    kth = distances[:, -1]
+    if metric == "cosine":
+        return kth - 1.0 + 1e-9 < last_keys - (2 * dimensions + 8) * unit
+    squared = squared_norms(values)
+    largest = float(squared.max(initial=0.0))
+    own = squared[rows]
+    error = unit * ((2 * dimensions + 6) * np.sqrt(own * largest) + 3.0 * largest) + 1e-9 * (own + largest)
+    return kth * kth - own < last_keys - error
+
+
+def settle(values, indices: np.ndarray, distances: np.ndarray, last_keys: np.ndarray, metric: str, unit: float,
+           rows: np.ndarray | None = None):
+    """``indices``/``distances`` with the rows that :func:`certified` cannot prove searched again exactly
+    (:func:`exact_rows`); ``rows`` are the samples of the given rows (default all, in order)."""
+    n = values.shape[0]
+    rows = np.arange(indices.shape[0]) if rows is None else rows
+    if candidate_count(n, indices.shape[1]) >= n - 1:
+        return indices, distances  # every sample was a candidate
+    doubtful = np.flatnonzero(~certified(values, distances, np.asarray(last_keys, np.float64), rows, metric, unit))
+    if doubtful.size:
+        dense = values.toarray() if hasattr(values, "toarray") else values
+        found, found_distances = exact_rows(dense, rows[doubtful], indices.shape[1], metric == "euclidean")
+        indices[doubtful], distances[doubtful] = found, found_distances
+    return indices, distances
+
+
+@numba.njit(parallel=True, cache=True)
+def exact_rows(values, rows, n_neighbors, euclidean):
+    """The ``n_neighbors`` nearest samples of each of ``rows`` by the float64 distance from the differences (or 1
+    minus the product of unit rows, clipped to [0, 2]), ties to the smaller sample: (int64[m, k], float64[m, k]).
+    O(n d) a row, for the rows whose candidates left a doubt."""
+    n, dimensions = values.shape
+    indices = np.empty((rows.shape[0], n_neighbors), np.int64)
+    distances = np.empty((rows.shape[0], n_neighbors), np.float64)
+    for r in numba.prange(rows.shape[0]):
+        own = values[rows[r]]
+        filled = 0
+        for j in range(n):
+            if j == rows[r]:
+                continue
+            other = values[j]
+            total = 0.0
+            for t in range(dimensions):
+                if euclidean:
+                    difference = other[t] - own[t]
+                    total += difference * difference
+                else:
+                    total += other[t] * own[t]
+            distance = np.sqrt(total) if euclidean else min(max(1.0 - total, 0.0), 2.0)
+            if filled == n_neighbors and distance >= distances[r, n_neighbors - 1]:
+                continue
+            filled = _insert(distances[r], indices[r], filled, distance, j)
+    return indices, distances
 
 
 def exact_distances(values, rows: np.ndarray, columns: np.ndarray, metric: str) -> np.ndarray:

@@ -14,7 +14,8 @@ def test_neighbour_kernels_compile_to_ptx(name):
 
     from hgpart.classification import gpu
 
-    signatures = {"select_candidates_kernel": (float32[:, ::1], float32[::1], float64, int64, int64, int64[:, ::1]),
+    signatures = {"select_candidates_kernel": (float32[:, ::1], float32[::1], float64, int64, int64, int64[:, ::1],
+                                                        float64[::1]),
                   "rerank_kernel": (float64[:, ::1], int64[:, ::1], boolean, int64[:, ::1], float64[:, ::1])}
     ptx, _ = cuda.compile_ptx(getattr(gpu, name).py_func, signatures[name], cc=(9, 0))
     assert name != "select_candidates_kernel" or "shfl.sync" in ptx  # the merge of the threads' lists

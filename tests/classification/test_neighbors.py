@@ -56,6 +56,20 @@ def test_ties_go_to_the_smaller_index_and_a_sample_is_never_its_own_neighbour():
     assert indices[0, 0] == 20 and distances[0, 0] == 0.0
 
 
+@pytest.mark.parametrize("metric", ["euclidean", "cosine"])
+def test_near_duplicates_and_far_offsets_are_exact(metric):
+    """Clusters of near-duplicates (distances below the float32 keys' resolution: the candidates cannot be trusted
+    and the rows are searched again) and features far from the origin give the brute force's neighbours."""
+    rng = np.random.default_rng(4)
+    clusters = np.repeat(rng.normal(size=(15, 6)), 12, axis=0) + rng.normal(scale=1e-5, size=(180, 6))
+    offset = 1e4 + rng.normal(size=(150, 5))
+    for features in (clusters, offset):
+        indices, distances = nearest_neighbors(features, 7, metric)
+        expected_indices, expected_distances = brute_force(features, 7, metric)
+        assert np.array_equal(indices, expected_indices)
+        assert np.allclose(distances, expected_distances, rtol=1e-9, atol=1e-12)
+
+
 def test_cosine_with_a_zero_vector_is_at_distance_one():
     features = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [1.0, 1.0]])
     indices, distances = nearest_neighbors(features, 3, "cosine")
