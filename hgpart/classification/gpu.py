@@ -2,8 +2,8 @@
 with the same signature and the same result.
 
 The brute force runs in tiles of rows: CuPy's matrix product (cuBLAS, float32) gives a tile's products with every
-sample; :func:`select_candidates_kernel` keeps each row's candidates (a block per row, a sorted list per thread,
-then a merge of the threads' lists by warp shuffles), so the n x n matrix is never held; :func:`rerank_kernel`
+sample; :func:`select_candidates_kernel` keeps each row's candidates (a warp per row, a sorted list per lane, then
+a merge of the lanes' lists by warp shuffles), so the n x n matrix is never held; :func:`rerank_kernel`
 computes the candidates' distances in float64 from the differences and keeps the ``n_neighbors`` smallest by
 (distance, index), as the CPU does; :func:`~hgpart.classification.neighbors.settle` proves each row exact or searches
 it again. For 1M samples of 64 dimensions the products are about 1.3e14 flops.
@@ -22,11 +22,10 @@ from ..cuda.warp import WARP_SIZE, warp_argmin
 from ..errors import DeviceError
 from .neighbors import FLOAT32_UNIT, candidate_count, prepared_features, settle, squared_norms
 
-THREADS = 32 if SIMULATED else 256  # threads of a candidate-selection block (one row of a tile)
-WARPS = THREADS // WARP_SIZE
+ROWS_PER_BLOCK = 1 if SIMULATED else 8  # a warp per row
 MAX_NEIGHBORS = 64            # the GPU path's limit: each thread's list lives in local memory
 MAX_CANDIDATES = 2 * MAX_NEIGHBORS + 8
-TILE_BYTES = 4 << 30          # float32 products held at a time: 1,000 rows of 1M samples, a block each
+TILE_BYTES = 16 << 30         # float32 products held at a time (at most 40% of the free memory): 4,096 rows of 1M
 NO_SAMPLE = np.iinfo(np.int64).max
 
 
@@ -36,22 +35,18 @@ def select_candidates_kernel(products, squared, factor, first_row, count, candid
     j, the row's own sample ``first_row + i`` left out), written to ``candidates[first_row + i]`` in key order, the
     last of them to ``last_keys[first_row + i]`` (for :func:`~hgpart.classification.neighbors.settle`).
 
-    A block per row (grid-stride): thread t scans columns t, t + THREADS, ... (coalesced) into its own sorted
-    list; each warp merges its lanes' lists in ``count`` rounds of :func:`warp_argmin` (the smallest head wins and
-    its list advances) into shared memory; thread 0 merges the warps' lists."""
+    A warp per row (grid-stride over the warps): lane l scans columns l, l + 32, ... (coalesced) into its own
+    sorted list; then ``count`` rounds of :func:`warp_argmin` take the smallest head of the 32 lists and advance
+    the list that held it."""
     keys = cuda.local.array(MAX_CANDIDATES, float64)
     samples = cuda.local.array(MAX_CANDIDATES, int64)
-    warp_keys = cuda.shared.array((WARPS, MAX_CANDIDATES), float64)
-    warp_samples = cuda.shared.array((WARPS, MAX_CANDIDATES), int64)
-    heads = cuda.local.array(WARPS, int64)
-    thread = cuda.threadIdx.x
-    lane = thread % WARP_SIZE
-    warp = thread // WARP_SIZE
+    lane = cuda.threadIdx.x % WARP_SIZE
     rows, n = products.shape
-    for i in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
+    first_warp = cuda.blockIdx.x * ROWS_PER_BLOCK + cuda.threadIdx.x // WARP_SIZE
+    for i in range(first_warp, rows, cuda.gridDim.x * ROWS_PER_BLOCK):
         own = first_row + i
         filled = 0
-        for j in range(thread, n, THREADS):
+        for j in range(lane, n, WARP_SIZE):
             key = float32(squared[j] - float32(factor) * products[i, j])
             if j == own or (filled == count and key >= keys[count - 1]):
                 continue
@@ -70,25 +65,10 @@ def select_candidates_kernel(products, squared, factor, first_row, count, candid
             sample = samples[head] if head < filled else NO_SAMPLE
             key, sample = warp_argmin(key, sample)
             if lane == 0:
-                warp_keys[warp, out] = key
-                warp_samples[warp, out] = sample
+                candidates[own, out] = sample
+                last_keys[own] = key
             if head < filled and samples[head] == sample:
                 head += 1  # a column belongs to one lane's list only
-        cuda.syncthreads()
-        if thread == 0:
-            for w in range(WARPS):
-                heads[w] = 0
-            for out in range(count):
-                best = 0
-                for w in range(1, WARPS):
-                    if warp_keys[w, heads[w]] < warp_keys[best, heads[best]] or (
-                            warp_keys[w, heads[w]] == warp_keys[best, heads[best]]
-                            and warp_samples[w, heads[w]] < warp_samples[best, heads[best]]):
-                        best = w
-                candidates[own, out] = warp_samples[best, heads[best]]
-                last_keys[own] = warp_keys[best, heads[best]]
-                heads[best] += 1
-        cuda.syncthreads()
 
 
 @cached_kernel
@@ -151,13 +131,15 @@ def gpu_nearest_neighbors(features, n_neighbors: int, metric: str = "euclidean",
                             else np.zeros(n, np.float32))
         candidates = module.empty((n, count), dtype=np.int64)
         last_keys = module.empty(n, dtype=np.float64)
+        if not SIMULATED:
+            block_bytes = min(int(block_bytes), int(0.4 * module.cuda.runtime.memGetInfo()[0]))
         rows = max(1, min(n, int(block_bytes) // (4 * n)))
         factor = 2.0 if metric == "euclidean" else 1.0
-        blocks = 2 if SIMULATED else 8 * 132
         for start in range(0, n, rows):
             stop = min(n, start + rows)
             products = module.matmul(single[start:stop], single.T)
-            launch(select_candidates_kernel, (min(blocks, stop - start), THREADS), products, squared, factor,
+            blocks = 2 if SIMULATED else (stop - start + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK
+            launch(select_candidates_kernel, (blocks, ROWS_PER_BLOCK * WARP_SIZE), products, squared, factor,
                    np.int64(start), np.int64(count), candidates, last_keys)
             del products
         indices = module.empty((n, n_neighbors), dtype=np.int64)
