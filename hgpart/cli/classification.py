@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+
 import click
+import numpy as np
 
 from ..errors import InputError
 from .options import device_option, epilog, job_options, print_summary, seed_option, start_job
@@ -69,7 +72,7 @@ def knn(file, n_neighbors, metric, weights, search, feature_format, standardize,
     from ..classification.hypergraph import knn_hypergraph
     from ..io import strip_gz, write_hypergraph
 
-    output = output or ("-" if file == "-" else f"{strip_gz(file).rsplit('.', 1)[0]}.hgr")
+    output = output or ("-" if file == "-" else f"{os.path.splitext(strip_gz(file))[0]}.hgr")
     if output == "-" and as_json:
         raise InputError("--json and -o - would both write to stdout; give -o a file")
     reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
@@ -123,7 +126,7 @@ def classify(file, n_classes, n_neighbors, metric, weights, search, feature_form
                           preset, device_used, partition_device=device if device != "gpu" else "gpu")
     if output:
         write_partition(result.classes, output)
-    sizes = [int(size) for size in __import__("numpy").bincount(result.classes, minlength=n_classes)]
+    sizes = [int(size) for size in np.bincount(result.classes, minlength=n_classes)]
     summary = {"file": file, "output": output, "device": result.knn.device, "partition_device": result.partition.device,
                "search": result.knn.search, "samples": int(features.shape[0]), "features": int(features.shape[1]),
                "classes": n_classes, "neighbors": n_neighbors, "metric": metric, "weights": weights,
