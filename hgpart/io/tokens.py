@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import InputError
 
 ERR_NONE, ERR_BAD_TOKEN, ERR_TOO_LARGE = 0, 1, 2
+MANTISSA_DIGITS = 18  # significant digits kept in an int64 mantissa (10**18 < 2**63), more than float64 holds
 _MAX_EXACT = 2.0 ** 53
 
 _POW10 = np.array([10.0 ** i for i in range(23)])
@@ -83,21 +84,29 @@ def _scan(data, comment_chars, separator, keep_blank, allow_tags, fill,
                 negative = c == 45
                 p += 1
             mantissa = 0
-            digits = 0
-            frac_digits = 0
+            digits = 0       # digits written
+            kept = 0         # significant digits in the mantissa (leading zeros are not)
+            dropped = 0      # integer digits beyond MANTISSA_DIGITS, each a factor of 10
+            frac_digits = 0  # fraction digits in the mantissa
             integral = True
             while p < n and 48 <= data[p] <= 57:
-                if digits < 19:
+                if kept < MANTISSA_DIGITS:
                     mantissa = mantissa * 10 + (data[p] - 48)
+                    if mantissa > 0:
+                        kept += 1
+                else:
+                    dropped += 1
                 digits += 1
                 p += 1
             if p < n and data[p] == 46:  # '.'
                 integral = False
                 p += 1
                 while p < n and 48 <= data[p] <= 57:
-                    if digits < 19:
+                    if kept < MANTISSA_DIGITS:  # fraction digits beyond those are dropped
                         mantissa = mantissa * 10 + (data[p] - 48)
                         frac_digits += 1
+                        if mantissa > 0:
+                            kept += 1
                     digits += 1
                     p += 1
             exponent = 0
@@ -120,11 +129,11 @@ def _scan(data, comment_chars, separator, keep_blank, allow_tags, fill,
                     exponent = -exponent
             if digits == 0 or (p < n and not _is_space(data[p], separator) and data[p] != 10):
                 return num_tokens, num_lines, ERR_BAD_TOKEN, physical, start
-            if integral and digits > 18:
+            if integral and kept + dropped > 18:
                 return num_tokens, num_lines, ERR_TOO_LARGE, physical, start
             if fill:
                 value = float(mantissa)
-                scale = exponent - frac_digits + max(0, digits - 19)
+                scale = exponent - frac_digits + dropped
                 if scale > 0:
                     value = value * (_POW10[scale] if scale <= 22 else 10.0 ** scale)
                 elif scale < 0:

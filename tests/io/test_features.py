@@ -43,6 +43,15 @@ def test_text_tables_with_or_without_a_header(tmp_path, name, content):
     assert np.array_equal(features, [[1, 2, 3], [4.5, -0.6, 7]])
 
 
+def test_long_numbers_keep_their_magnitude(tmp_path):
+    """More digits than a mantissa holds, leading zeros among them: fraction digits beyond it are dropped, integer
+    digits beyond it scale (a reading of 0.0006113235748848659 as 0.00611 was found by the fuzz test below)."""
+    cells = ["0.0006113235748848659", "123456789012345678901.5", "0.00000000000000000000001234567890123456789",
+             "-98765432109876543210987e-30", "1" + "0" * 30 + ".0"]
+    features = read_features(write(tmp_path, "long.csv", ",".join(cells) + "\n"))
+    assert np.allclose(features[0], [float(cell) for cell in cells], rtol=1e-15, atol=0)
+
+
 def test_npy_and_matrix_market(tmp_path):
     dense = np.arange(12, dtype=np.float32).reshape(4, 3) - 5
     buffer = io.BytesIO()
