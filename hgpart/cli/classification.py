@@ -123,7 +123,7 @@ def classify(file, n_classes, n_neighbors, metric, weights, search, feature_form
     known = read_labels(labels, int(features.shape[0])) if labels else None
     epsilon = DEFAULT_EPSILON if epsilon is None else epsilon
     result = run_classify(features, n_classes, _knn_config(n_neighbors, metric, weights, search, seed), epsilon, seed,
-                          preset, device_used, partition_device=device if device != "gpu" else "gpu")
+                          preset, device_used, partition_device=device)
     if output:
         write_partition(result.classes, output)
     sizes = [int(size) for size in np.bincount(result.classes, minlength=n_classes)]
