@@ -20,13 +20,14 @@ from numba import cuda, float32, float64, int64
 from ..cuda.arrays import SIMULATED, cached_kernel, grid, launch, to_device, to_host, xp
 from ..cuda.warp import WARP_SIZE, warp_argmin
 from ..errors import DeviceError
-from .neighbors import FLOAT32_UNIT, candidate_count, prepared_features, settle, squared_norms
+from .neighbors import FLOAT32_UNIT, candidate_count, insert_sorted, prepared_features, settle, squared_norms
 
 ROWS_PER_BLOCK = 1 if SIMULATED else 8  # a warp per row
 MAX_NEIGHBORS = 64            # the GPU path's limit: each thread's list lives in local memory
 MAX_CANDIDATES = 2 * MAX_NEIGHBORS + 8
 TILE_BYTES = 16 << 30         # float32 products held at a time (at most 40% of the free memory): 4,096 rows of 1M
 NO_SAMPLE = np.iinfo(np.int64).max
+_insert_on_device = cuda.jit(device=True, inline=True)(insert_sorted)
 
 
 @cached_kernel
@@ -50,15 +51,7 @@ def select_candidates_kernel(products, squared, factor, first_row, count, candid
             key = float32(squared[j] - float32(factor) * products[i, j])
             if j == own or (filled == count and key >= keys[count - 1]):
                 continue
-            position = filled if filled < count else count - 1
-            while position > 0 and keys[position - 1] > key:
-                keys[position] = keys[position - 1]
-                samples[position] = samples[position - 1]
-                position -= 1
-            keys[position] = key
-            samples[position] = j
-            if filled < count:
-                filled += 1
+            filled = _insert_on_device(keys[:count], samples[:count], filled, key, j)
         head = 0
         for out in range(count):
             key = keys[head] if head < filled else math.inf

@@ -191,19 +191,22 @@ def dense_candidates(values, squared, factor, keys, candidates):
                     threshold[r] = keys[i, count - 1]
 
 
-@numba.njit(cache=True, inline="always")
-def _insert(keys, candidates, filled, key, sample):
-    """Insert (key, sample) into the sorted list ``keys``/``candidates`` of which ``filled`` entries are set,
-    after those of equal key; the last entry falls off a full list. Returns the new count."""
+def insert_sorted(keys, items, filled, key, item):
+    """Insert (key, item) into the sorted list ``keys``/``items`` of which ``filled`` entries are set, after those
+    of equal key; the last entry falls off a full list. Returns the new count. Compiled for the host here and for
+    the device in :mod:`.gpu`, so both twins keep their lists alike."""
     count = keys.shape[0]
     position = filled if filled < count else count - 1
     while position > 0 and keys[position - 1] > key:
         keys[position] = keys[position - 1]
-        candidates[position] = candidates[position - 1]
+        items[position] = items[position - 1]
         position -= 1
     keys[position] = key
-    candidates[position] = sample
+    items[position] = item
     return filled + 1 if filled < count else count
+
+
+_insert = numba.njit(cache=True, inline="always")(insert_sorted)
 
 
 @numba.njit(parallel=True, cache=True)
