@@ -228,34 +228,39 @@ def select_candidates(products, squared, factor, first_row, keys, candidates):
 
 
 def certified(values, distances: np.ndarray, last_keys: np.ndarray, rows: np.ndarray, metric: str,
-              unit: float) -> np.ndarray:
+              unit: float, product_error: float | None = None) -> np.ndarray:
     """bool[len(rows)]: whether the neighbours found for ``rows`` are provably the nearest.
 
     A sample left out of a row's candidates had a computed key of at least ``last_keys`` (the last candidate's),
-    so its true key is at least that minus the keys' error: (2d + 6) u |x| max|y| + 3 u max|y|^2 for the
-    Euclidean key ``|y|^2 - 2 x.y`` (a dot product of d terms in any order, the inputs rounded to the keys'
-    precision, unit roundoff ``unit``), (2d + 8) u for the cosine's ``-x.y`` of unit rows. The row is exact when
-    its k-th neighbour's true key (``d_k^2 - |x|^2``, or ``d_k - 1``) is below that by a margin."""
+    so its true key is at least that minus the keys' error. With ``product_error`` e the bound on a computed
+    product's error relative to |x||y| (default (d + 2) u: the inputs rounded to the keys' precision, unit roundoff
+    ``unit``, and a dot product of d terms in any order), that is (2e + 2u) |x| max|y| + 3 u max|y|^2 for the
+    Euclidean key ``|y|^2 - 2 x.y``, and 2e + 4u for the cosine's ``-x.y`` of unit rows. The row is exact when its
+    k-th neighbour's true key (``d_k^2 - |x|^2``, or ``d_k - 1``) is below that by a margin."""
     dimensions = values.shape[1]
+    if product_error is None:
+        product_error = (dimensions + 2) * unit
     kth = distances[:, -1]
     if metric == "cosine":
-        return kth - 1.0 + 1e-9 < last_keys - (2 * dimensions + 8) * unit
+        return kth - 1.0 + 1e-9 < last_keys - (2 * product_error + 4 * unit)
     squared = squared_norms(values)
     largest = float(squared.max(initial=0.0))
     own = squared[rows]
-    error = unit * ((2 * dimensions + 6) * np.sqrt(own * largest) + 3.0 * largest) + 1e-9 * (own + largest)
+    error = ((2 * product_error + 2 * unit) * np.sqrt(own * largest) + 3.0 * unit * largest
+             + 1e-9 * (own + largest))
     return kth * kth - own < last_keys - error
 
 
 def settle(values, indices: np.ndarray, distances: np.ndarray, last_keys: np.ndarray, metric: str, unit: float,
-           rows: np.ndarray | None = None):
+           rows: np.ndarray | None = None, product_error: float | None = None):
     """``indices``/``distances`` with the rows that :func:`certified` cannot prove searched again exactly
     (:func:`exact_rows`); ``rows`` are the samples of the given rows (default all, in order)."""
     n = values.shape[0]
     rows = np.arange(indices.shape[0]) if rows is None else rows
     if candidate_count(n, indices.shape[1]) >= n - 1:
         return indices, distances  # every sample was a candidate
-    doubtful = np.flatnonzero(~certified(values, distances, np.asarray(last_keys, np.float64), rows, metric, unit))
+    doubtful = np.flatnonzero(~certified(values, distances, np.asarray(last_keys, np.float64), rows, metric, unit,
+                                         product_error))
     if doubtful.size:
         dense = values.toarray() if hasattr(values, "toarray") else values
         found, found_distances = exact_rows(dense, rows[doubtful], indices.shape[1], metric == "euclidean")

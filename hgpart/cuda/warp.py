@@ -98,6 +98,24 @@ def warp_argmin(key, item):
 
 
 @cuda.jit(device=True, inline=True)
+def warp_kth_smallest(value, rank, lane, largest):
+    """The ``rank``-th smallest (from 0) of the warp's values, on every lane (of equal values the lower lane's
+    counts as smaller); ``largest`` is of ``value``'s type and no smaller than any value (its infinity). Each lane
+    counts the values below its own (32 shuffles), then a minimum over the lanes of rank ``rank`` or more (5)."""
+    position = 0
+    for other in range(WARP_SIZE):
+        theirs = cuda.shfl_sync(FULL_MASK, value, other)
+        if theirs < value or (theirs == value and other < lane):
+            position += 1
+    chosen = value if position >= rank else largest
+    offset = WARP_SIZE // 2
+    while offset > 0:
+        chosen = min(chosen, cuda.shfl_xor_sync(FULL_MASK, chosen, offset))
+        offset //= 2
+    return chosen
+
+
+@cuda.jit(device=True, inline=True)
 def warp_max(value):
     """Maximum over the warp, on every lane."""
     offset = WARP_SIZE // 2
