@@ -25,6 +25,7 @@ import numba
 import numpy as np
 
 from ..errors import InputError
+from ..io.features import finite_features
 
 METRICS = ("euclidean", "cosine")
 FLOAT32_UNIT, FLOAT64_UNIT = 2.0 ** -24, 2.0 ** -53  # unit roundoffs of the keys' arithmetic
@@ -41,30 +42,18 @@ def checked_features(features, n_neighbors: int, metric: str, dtype=np.float64):
     every path shares: a known metric, 2-D, finite, more samples than neighbours."""
     if metric not in METRICS:
         raise InputError(f"unknown metric {metric!r} (euclidean or cosine)")
-    sparse = hasattr(features, "tocsr") and hasattr(features, "nnz")
-    if sparse:
+    if hasattr(features, "tocsr") and hasattr(features, "nnz"):
         values = features.tocsr().astype(dtype)
         values.sum_duplicates()
-        stored = values.data
     else:
         values = np.ascontiguousarray(features, dtype=dtype)
-        stored = values
     if values.ndim != 2:
         raise InputError(f"expected one sample per row (a 2-D array), got {values.ndim} dimensions")
     if n_neighbors < 1:
         raise InputError(f"the number of neighbours must be at least 1, got {n_neighbors}")
     if values.shape[0] < n_neighbors + 1:
         raise InputError(f"{values.shape[0]} samples: at least n_neighbors + 1 = {n_neighbors + 1} are needed")
-    bad = ~np.isfinite(stored)
-    if bad.any():
-        if sparse:
-            coo = values.tocoo()
-            first = int(np.flatnonzero(~np.isfinite(coo.data))[0])
-            row, column = coo.row[first], coo.col[first]
-        else:
-            row, column = np.argwhere(bad)[0]
-        raise InputError(f"sample {row}, feature {column}: {values[row, column]} is not a finite number")
-    return values
+    return finite_features(values)
 
 
 def unit_rows(values):

@@ -7,7 +7,6 @@ import os
 import click
 import numpy as np
 
-from ..errors import InputError
 from .options import device_option, epilog, job_options, print_summary, seed_option, start_job
 
 FEATURE_FORMAT = click.Choice(["npy", "csv", "tsv", "mtx"])
@@ -73,9 +72,7 @@ def knn(file, n_neighbors, metric, weights, search, feature_format, standardize,
     from ..io import strip_gz, write_hypergraph
 
     output = output or ("-" if file == "-" else f"{os.path.splitext(strip_gz(file))[0]}.hgr")
-    if output == "-" and as_json:
-        raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True, output=output)
     features, read_seconds = _read(file, feature_format, standardize)
     result = knn_hypergraph(features, _knn_config(n_neighbors, metric, weights, search), device_used)
     write_hypergraph(result.hypergraph, output)
@@ -116,9 +113,7 @@ def classify(file, n_classes, n_neighbors, metric, weights, search, feature_form
     from ..io import write_partition
     from ..io.features import read_labels
 
-    if output == "-" and as_json:
-        raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True, output=output)
     features, read_seconds = _read(file, feature_format, standardize)
     known = read_labels(labels, int(features.shape[0])) if labels else None
     epsilon = DEFAULT_EPSILON if epsilon is None else epsilon

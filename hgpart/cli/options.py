@@ -178,9 +178,14 @@ def command_line() -> str:
 
 
 # ------------------------------------------------------------------------------------- job start
-def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_implemented: bool = False):
-    """Set the thread count and pick the device; returns (reporter, device used, threads)."""
+def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_implemented: bool = False,
+              output: str | None = None):
+    """Refuse ``-o -`` (``output``) with --json, set the thread count and pick the device; returns (reporter,
+    device used, threads)."""
     from ..device import resolve_device
+
+    if output == "-" and as_json:
+        raise InputError("--json and -o - would both write to stdout; give -o a file")
 
     reporter = Reporter(quiet or as_json)
     used_threads = set_threads(threads)
@@ -197,9 +202,7 @@ def start_graph_job(file: str, file_format, merge: str, output, device: str, thr
     device used, graph, read seconds, JIT seconds)."""
     from ..io import read_graph
 
-    if output == "-" and as_json:
-        raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True, output=output)
     started = time.perf_counter()
     graph = read_graph(file, file_format, merge=merge)
     read_seconds = time.perf_counter() - started

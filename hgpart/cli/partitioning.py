@@ -8,7 +8,6 @@ import time
 import click
 
 from ..console import Reporter, print_json
-from ..errors import InputError
 from .options import (coarsening_config, coarsening_options, communities_option, device_option, epilog, input_options,
                       job_options, print_summary, seed_option, start_job, with_communities)
 
@@ -42,9 +41,8 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     config = with_communities(make_config(k, epsilon, objective, seed, preset,
                                           coarsening=coarsening_config(rating, max_rated_net_size)), communities)
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
-    if output == "-" and as_json:
-        raise InputError("--json and -o - would both write to stdout; give -o a file")
-    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True,
+                                                    output=output)
     started = time.perf_counter()
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None

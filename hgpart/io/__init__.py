@@ -17,7 +17,7 @@ import os
 
 from ..errors import InputError
 from ..hypergraph import Graph, Hypergraph
-from .files import atomic_output, read_bytes, strip_gz
+from .files import atomic_output, named_format, read_bytes, strip_gz
 from .graphs import EdgeList, parse_dimacs, parse_edgelist, parse_metis, write_edgelist, write_metis
 from .hmetis import parse_hgr, write_hgr
 from .matrix_market import parse_matrix, parse_mtx_hypergraph, write_mtx, write_mtx_graph
@@ -39,19 +39,16 @@ __all__ = [
 
 def detect_format(path: str, data: bytes | None = None, given: str | None = None) -> str:
     """The format named by ``given``, else by the extension, else sniffed from the content."""
-    if given:
-        if given not in FORMATS:
-            raise InputError(f"unknown format {given!r} (one of {', '.join(FORMATS)})")
-        return given
-    extension = os.path.splitext(strip_gz(path))[1].lower()
-    if extension in EXTENSIONS:
-        return EXTENSIONS[extension]
+    named = named_format(path, given, FORMATS, EXTENSIONS)
+    if named:
+        return named
     if data is not None:
         head = data[:4096].lstrip()
         if head[:14].lower() == b"%%matrixmarket":
             return "mtx"
         if head[:2] in (b"c ", b"p ", b"c\n"):
             return "gr"
+    extension = os.path.splitext(strip_gz(path))[1].lower()
     where = "stdin" if path == "-" else f"extension {extension or '(none)'}"
     raise InputError(f"cannot tell the format from the {where}; pass --format ({', '.join(FORMATS)})", path)
 

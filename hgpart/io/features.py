@@ -24,7 +24,7 @@ import re
 import numpy as np
 
 from ..errors import InputError
-from .files import read_bytes, strip_gz
+from .files import named_format, read_bytes, strip_gz
 from .tokens import shown, tokenize
 
 FEATURE_FORMATS = ("npy", "csv", "tsv", "mtx")
@@ -36,13 +36,9 @@ NOT_FINITE = ("nan", "inf", "infinity")
 
 def feature_format(path: str, data: bytes | None = None, given: str | None = None) -> str:
     """The features' format: ``given``, else the extension's, else sniffed from ``data``."""
-    if given:
-        if given not in FEATURE_FORMATS:
-            raise InputError(f"unknown feature format {given!r} (one of {', '.join(FEATURE_FORMATS)})")
-        return given
-    extension = os.path.splitext(strip_gz(path))[1].lower()
-    if extension in FEATURE_EXTENSIONS:
-        return FEATURE_EXTENSIONS[extension]
+    named = named_format(path, given, FEATURE_FORMATS, FEATURE_EXTENSIONS, "feature format")
+    if named:
+        return named
     if data is not None and path == "-":
         if data.startswith(NPY_MAGIC):
             return "npy"
@@ -51,6 +47,7 @@ def feature_format(path: str, data: bytes | None = None, given: str | None = Non
         first = next((line for line in data[:65536].splitlines() if line.strip() and not line.lstrip().startswith(b"#")),
                      b"")
         return "csv" if b"," in first else "tsv"
+    extension = os.path.splitext(strip_gz(path))[1].lower()
     raise InputError(f"cannot tell the feature format from the extension {extension or '(none)'}; pass --format "
                      f"({', '.join(FEATURE_FORMATS)})", path)
 
@@ -74,8 +71,8 @@ def read_features(path: str, format: str | None = None):
         except InputError as error:
             raise _not_finite(data, error) or error.located(path) from None
         if b"array" in data.split(b"\n", 1)[0].lower():
-            return _finite(matrix.toarray().astype(np.float64), path)
-        return _finite(matrix.tocsr().astype(np.float64), path)
+            return finite_features(matrix.toarray().astype(np.float64), path)
+        return finite_features(matrix.tocsr().astype(np.float64), path)
     return parse_feature_text(data, path, b"," if kind == "csv" else b"")
 
 
@@ -158,11 +155,12 @@ def _parse_npy(data: bytes, file: str) -> np.ndarray:
         raise InputError(f"expected a numeric array, got dtype {values.dtype}", file)
     if values.ndim != 2:
         raise InputError(f"expected a 2-D array (one sample a row), got shape {values.shape}", file)
-    return _finite(values.astype(np.float64), file)
+    return finite_features(values.astype(np.float64), file)
 
 
-def _finite(values, file: str):
-    """``values`` (ndarray or sparse), or InputError naming the first sample and feature that is not finite."""
+def finite_features(values, file: str | None = None):
+    """``values`` (ndarray or sparse), or InputError naming the first sample and feature that is not finite (in
+    ``file``, where they were read from one)."""
     stored = values.data if hasattr(values, "tocoo") else values
     bad = ~np.isfinite(stored)
     if bad.any():

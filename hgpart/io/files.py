@@ -44,6 +44,16 @@ def strip_gz(path: str) -> str:
     return path[:-3] if path.endswith(".gz") else path
 
 
+def named_format(path: str, given: str | None, formats, extensions: dict, kind: str = "format") -> str | None:
+    """The format ``given`` (one of ``formats``, else InputError naming the ``kind``), else the one of ``path``'s
+    extension (``.gz`` aside) in ``extensions``, else None (the caller sniffs the content)."""
+    if given:
+        if given not in formats:
+            raise InputError(f"unknown {kind} {given!r} (one of {', '.join(formats)})")
+        return given
+    return extensions.get(os.path.splitext(strip_gz(path))[1].lower())
+
+
 @contextlib.contextmanager
 def atomic_output(path: str, binary: bool = False):
     """Yield a handle; on success the content replaces ``path`` in one rename, on error nothing is left.
