@@ -138,11 +138,28 @@ def _locked_shared_array(original):
     return array
 
 
+ATOMIC_LOCKS = ("addlock", "sublock", "andlock", "orlock", "xorlock", "maxlock", "minlock", "compare_and_swaplock",
+                "caslock", "inclock", "declock", "exchlock")
+
+
+def _one_lock_for_all_atomics(kernelapi):
+    """The simulator gives each atomic operation its own lock, so an ``atomic.add`` and an ``atomic.sub`` of the
+    same element can interleave and lose one of the two (on a GPU they cannot): a CI failure of the device
+    refinement, whose moves add to and take from the same pin counts at once. One lock for all of them makes
+    every atomic indivisible with respect to every other, as on the device."""
+    lock = threading.Lock()
+    for name in ATOMIC_LOCKS:
+        assert isinstance(getattr(kernelapi, name), type(lock)), f"the simulator has no {name} to replace"
+        setattr(kernelapi, name, lock)
+
+
 def install():
     import sys
 
     sys.setswitchinterval(1e-4)  # barriers hand over often: do not let the polling thread hold the GIL 5 ms
     from numba.cuda.simulator import kernelapi
+
+    _one_lock_for_all_atomics(kernelapi)
 
     if not getattr(kernelapi.FakeCUDAShared.array, "hgpart_locked", False):
         array = _locked_shared_array(kernelapi.FakeCUDAShared.array)

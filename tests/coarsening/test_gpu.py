@@ -402,7 +402,7 @@ def test_gpu_code_in_the_simulator():
     tiny = "tests/coarsening/test_gpu.py::test_device_path_on_a_tiny_instance_equals_cpu"
     rebalancer = "tests/refinement/test_gpu.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
     afterburners = "tests/refinement/test_gpu.py::test_both_afterburners_keep_the_models_moves"
-    halves = {"10 passed": [f"{tiny}[False]", "tests/cuda/test_cudasim.py", f"{rebalancer}[False]",
+    halves = {"11 passed": [f"{tiny}[False]", "tests/cuda/test_cudasim.py", f"{rebalancer}[False]",
                             f"{rebalancer}[True]",
                             "tests/test_multilevel.py::test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin",
                             "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[False]",

@@ -419,6 +419,8 @@ def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
                 np.testing.assert_array_equal(device.to_host(device_coarse[key]), host_coarse[key],
                                               err_msg=f"{key}, {packed_key_bits}")
         monkeypatch.undo()
+        if SIMULATED and name != "weighted":  # the whole clustering takes a minute a graph in the simulator
+            continue
         cpu = cluster(graph, config, device="cpu")
         gpu = cluster(graph, config, device="gpu")
         print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "
