@@ -1,5 +1,11 @@
 """``hgpart bench``: hgpart and its peers side by side on the same inputs, medians over repeats."""
 
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+
 
 def log_row(reporter, name: str, row: dict) -> None:
     """One measured row as a log line on stderr (floats to 4 significant digits, missing values left out)."""
@@ -7,3 +13,32 @@ def log_row(reporter, name: str, row: dict) -> None:
         reporter.log(f"{name}: " + ", ".join(f"{key} {value:.4g}" if isinstance(value, float) else f"{key} {value}"
                                              for key, value in row.items()
                                              if key != "instance" and value is not None and not isinstance(value, dict)))
+
+
+def read_seconds(graph, path: str | None, merge: str) -> float:
+    """Seconds to read the graph from its file as the CLI does (:func:`hgpart.io.read_graph`, merging
+    parallel edges by ``merge``): ``path``, or for a generated graph (``path`` None) a METIS file of it written
+    to a temporary folder first. Read once: it is the same for every device."""
+    from ..io import read_graph, write_graph
+
+    if path is not None:
+        started = time.perf_counter()
+        read_graph(path, merge=merge)
+        return time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        written = os.path.join(folder, "graph.graph")
+        write_graph(graph, written)
+        started = time.perf_counter()
+        read_graph(written, merge=merge)
+        return time.perf_counter() - started
+
+
+def end_to_end(row: dict, device: str, resident: float, from_host: float) -> None:
+    """The three times of a graph command on ``device`` and the input edges per second of each, into ``row``
+    (which holds ``edges`` and ``read s``): ``resident s``, the graph already on the device in the command's
+    form; ``host s``, from a host :class:`hgpart.Graph` as the Python API takes it (the upload included);
+    ``file s``, from the file as the CLI runs it (``read s`` + ``host s``)."""
+    seconds = {"resident": resident, "host": from_host, "file": row["read s"] + from_host}
+    for name, value in seconds.items():
+        row[f"{device} {name} s"] = value
+        row[f"{device} {name} edges/s"] = row["edges"] / max(value, 1e-12)

@@ -1,7 +1,8 @@
 """``hgpart bench cluster``: modularity clustering on the GPU, its CPU twin and networkx's Louvain, side by side.
 
-For each graph: modularity and median seconds of hgpart on each device (the devices must agree), edges per
-second, and networkx's Louvain (best modularity of its seeds, median seconds) where the graph is small
+For each graph: modularity and median seconds of hgpart on each device (the devices must agree) from the file,
+from a host graph and with the graph's level already on the device (:func:`hgpart.bench.end_to_end`), edges per
+second of each, and networkx's Louvain (best modularity of its seeds, median seconds) where the graph is small
 enough for it; the best known modularity where one is published (the table of Fagginger Auer and Bisseling, 2012).
 """
 
@@ -15,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import generate
-from . import log_row
+from . import end_to_end, log_row, read_seconds
 from ..config import ClusterConfig
 from ..graphs.clustering import cluster
 from ..graphs.modularity import modularity
@@ -36,12 +37,13 @@ def default_instances(folders=("../shared/data", "data")) -> list[str]:
     return []
 
 
-def _instance(item) -> tuple[str, Graph]:
+def _instance(item) -> tuple[str, Graph, str | None]:
+    """(name, graph, its file or None for a generated one)."""
     path, size, edge_factor = item
     if size is None:
-        return os.path.basename(strip_gz(path)), read_graph(path, merge="max")
+        return os.path.basename(strip_gz(path)), read_graph(path, merge="max"), path
     num_vertices, sources, targets, _ = generate.rmat(size, seed=1, edge_factor=edge_factor)
-    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max")
+    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max"), None
 
 
 def louvain_best(graph: Graph, seeds: int) -> tuple[float, float]:
@@ -71,22 +73,22 @@ def run_cluster_bench(instances, devices, repeat: int = 1, louvain_seeds: int = 
     """Rows of measurements; ``instances`` holds (path, None, None) or ("rmat", vertices, edge factor)."""
     rows = []
     for item in instances:
-        name, graph = _instance(item)
-        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges}
+        name, graph, path = _instance(item)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges,
+               "read s": read_seconds(graph, path, "max")}
         results = {}
         for device in devices:
-            times = []
+            runs = []
             if device == "gpu":  # untimed: CuPy compiles its CUB reductions for each size class at first use
                 cluster(graph, replace(ClusterConfig(), tries=tries), device=device)
             for _ in range(repeat):
                 result = cluster(graph, replace(ClusterConfig(), tries=tries), device=device)
-                times.append(result.seconds["total"])
+                runs.append(result.seconds)
             results[device] = result
-            seconds = statistics.median(times)
             row[f"{device} modularity"] = result.modularity
             row[f"{device} clusters"] = result.num_clusters
-            row[f"{device} s"] = seconds
-            row[f"{device} edges/s"] = graph.num_edges / max(seconds, 1e-9)
+            end_to_end(row, device, statistics.median(r["total"] - r["level"] for r in runs),
+                       statistics.median(r["total"] for r in runs))
             row[f"{device} phases"] = {phase: value for phase, value in result.seconds.items() if phase != "total"}
         if len(results) > 1:
             first, *others = results.values()

@@ -1,7 +1,8 @@
 """``hgpart bench triangles``: exact triangle counting on the GPU and the njit CPU twin, side by side.
 
-Per graph and device: seconds to orient the edges (on the device) and to count (medians), input edges per
-second over both, and whether the devices agree (count and every per-vertex count).
+Per graph and device: seconds from the file, from a host graph (the upload included) and with the graph on
+the device (orienting the edges and counting; :func:`hgpart.bench.end_to_end`), the counting alone, input edges
+per second of each, and whether the devices agree (count and every per-vertex count). Medians over repeats.
 """
 
 from __future__ import annotations
@@ -12,10 +13,10 @@ import statistics
 import numpy as np
 
 from .. import generate
-from ..graphs.triangles import Triangles
+from ..graphs.triangles import count_triangles
 from ..hypergraph import Graph
 from ..io import read_graph, strip_gz
-from . import log_row
+from . import end_to_end, log_row, read_seconds
 
 SNAP_GRAPHS = ["CA-GrQc.txt.gz", "as20000102.txt.gz", "email-Eu-core.csv.gz", "facebook_combined.txt.gz",
                "p2p-Gnutella05.txt.gz", "wiki-Vote.txt.gz"]
@@ -25,31 +26,29 @@ def default_instances(folder: str = os.path.join("..", "shared", "data")) -> lis
     return [os.path.join(folder, name) for name in SNAP_GRAPHS if os.path.exists(os.path.join(folder, name))]
 
 
-def instance(spec) -> tuple[str, Graph]:
+def instance(spec) -> tuple[str, Graph, str | None]:
+    """("file", path) or ("rmat", vertices, edge factor): (name, graph, its file or None)."""
     if spec[0] == "file":
-        return os.path.basename(strip_gz(spec[1])), read_graph(spec[1], merge="max")
+        return os.path.basename(strip_gz(spec[1])), read_graph(spec[1], merge="max"), spec[1]
     num_vertices, sources, targets, _ = generate.rmat(spec[1], seed=1, edge_factor=spec[2])
-    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max")
+    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max"), None
 
 
 def run_triangle_bench(specs, devices, repeat: int = 3, reporter=None) -> list[dict]:
     rows = []
     for spec in specs:
-        name, graph = instance(spec)
-        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges}
+        name, graph, path = instance(spec)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges,
+               "read s": read_seconds(graph, path, "max")}
         results = {}
         for device in devices:
-            runs = []
             if device == "gpu":  # untimed: CuPy compiles its sorts' and reductions' kernels per size at first use
-                Triangles(graph, device).count()
-            for _ in range(repeat):
-                result = Triangles(graph, device).count()
-                runs.append(result)
+                count_triangles(graph, device)
+            runs = [count_triangles(graph, device) for _ in range(repeat)]
             results[device] = runs[-1]
-            seconds = statistics.median(r.seconds["orient"] + r.seconds["count"] for r in runs)
-            row[f"{device} s"] = seconds
+            end_to_end(row, device, statistics.median(r.seconds["orient"] + r.seconds["count"] for r in runs),
+                       statistics.median(r.seconds["total"] for r in runs))
             row[f"{device} count s"] = statistics.median(r.seconds["count"] for r in runs)
-            row[f"{device} edges/s"] = graph.num_edges / max(seconds, 1e-12)
         first = results[devices[0]]
         row["triangles"] = first.count
         row["average clustering"] = first.average_clustering
@@ -57,7 +56,7 @@ def run_triangle_bench(specs, devices, repeat: int = 3, reporter=None) -> list[d
         if len(devices) > 1:
             row["devices agree"] = all(r.count == first.count and np.array_equal(r.per_vertex, first.per_vertex)
                                        for r in results.values())
-            row["gpu / cpu speed-up"] = row["cpu s"] / max(row["gpu s"], 1e-12)
+            row["gpu / cpu speed-up"] = row["cpu host s"] / max(row["gpu host s"], 1e-12)
         log_row(reporter, name, row)
         rows.append(row)
     return rows

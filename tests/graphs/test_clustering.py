@@ -13,6 +13,7 @@ from hgpart.graphs.modularity import integer_level, modularity, weight_scale
 from hgpart.io import read_graph
 
 from ..conftest import DATA, SHARED
+from ..helpers import assert_end_to_end
 from ..cli.test_cli import assert_one_line_error, run
 
 CLUSTER_KERNELS = {  # kernel: its module in hgpart.graphs.clustering
@@ -334,6 +335,13 @@ def test_bench_cluster_json(tmp_path):
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["instances"]
     assert row["cpu modularity"] >= 0.41 and row["best known"] == 0.4198 and row["louvain modularity"] > 0.3
+    assert_end_to_end(row, "cpu")
+    assert row["cpu phases"]["level"] > 0
+    generated = run("bench", "cluster", "--rmat", "256", "--louvain-seeds", "0", "--json", "--device", "cpu")
+    assert generated.exit_code == 0, generated.output
+    (row,) = json.loads(generated.stdout)["instances"]
+    assert row["instance"] == "rmat 256" and row["edges"] > 1000
+    assert_end_to_end(row, "cpu")  # read from a METIS file of the generated graph
 
 
 @pytest.mark.parametrize("name", CLUSTER_KERNELS)

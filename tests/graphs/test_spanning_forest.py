@@ -12,6 +12,7 @@ from hgpart.io import read_graph
 
 from ..conftest import DATA, SHARED
 from ..cli.test_cli import assert_one_line_error, run
+from ..helpers import assert_end_to_end
 
 MST_KERNELS = ["least_edge_kernel", "hook_kernel", "jump_kernel", "relabel_kernel", "relabel_pair_kernel",
                "first_of_pair_kernel", "compact_kernel"]
@@ -136,7 +137,9 @@ def test_bench_mst_json():
                  "--json", "--device", "cpu")
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.stdout)["instances"]
-    assert row["total weight"] == 33.0 and row["scipy weight agrees"] and row["cpu s"] > 0
+    assert row["total weight"] == 33.0 and row["scipy weight agrees"]
+    assert_end_to_end(row, "cpu")
+    assert row["cpu vs scipy"] == row["scipy s"] / row["cpu host s"]
 
 
 @pytest.mark.parametrize("name", MST_KERNELS)
