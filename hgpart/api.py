@@ -7,8 +7,9 @@ edge a two-pin net; edge weights, if any, must be integers). A graph argument ma
 :class:`~hgpart.hypergraph.Graph`, a square ``scipy.sparse`` matrix (entry (i, j) is edge {i, j}) or a
 ``networkx`` graph (nodes numbered in ``G.nodes`` order).
 
-``device`` is ``auto`` (the GPU when numba.cuda sees one and CuPy is installed, else the CPU; :func:`partition`
-takes the GPU path there only for inputs of at least ``policy.auto_gpu_min_pins`` pins), ``cpu`` or ``gpu``.
+``device`` is ``auto`` (the GPU when numba.cuda sees one and CuPy is installed and the input is large enough
+to gain from it, else the CPU: :func:`partition` takes the GPU path from ``policy.auto_gpu_min_pins`` pins, the
+graph functions run there from the edges of :class:`hgpart.config.GraphPolicyConfig`), ``cpu`` or ``gpu``.
 Clusterings, forests and triangles are the same on both; a partition on the GPU path is that of its CPU twin
 (:func:`hgpart.multilevel.gpu_path_on_cpu`), not the CPU path's.
 """
@@ -61,6 +62,17 @@ def _is_sparse(data) -> bool:
 
 def _device(device: str) -> str:
     return resolve_device(device, gpu_implemented=True)[0]
+
+
+def _on_graph_device(command: str, run, graph: Graph, device: str, *arguments):
+    """``run(graph, *arguments, device)`` on the device that ``device`` names for the graph command ``command``
+    (``auto``: by the graph's size, :func:`hgpart.policy.graph_device`), with ``device_reason`` set."""
+    from .policy import graph_device
+
+    used, _, reason = graph_device(device, command, graph.num_edges)
+    result = run(graph, *arguments, used)
+    result.device_reason = reason
+    return result
 
 
 def partition(hypergraph, k: int | None = None, epsilon: float | None = None, objective: str | None = None,
@@ -168,6 +180,8 @@ def cluster(graph, *, seed: int = 0, tries: int = 0, config=None, device: str = 
     config : hgpart.config.ClusterConfig, optional
         Every setting (``seed`` and ``tries`` above then must be left at their defaults).
     device : {"auto", "cpu", "gpu"}
+        ``auto``: the GPU, where one is usable, for graphs of at least ``GraphPolicyConfig.cluster_min_edges``
+        edges, else the CPU (``device_reason`` says which and why).
 
     Returns
     -------
@@ -190,7 +204,7 @@ def cluster(graph, *, seed: int = 0, tries: int = 0, config=None, device: str = 
     if config is not None and (seed or tries):
         raise InputError("give seed and tries in the config, or leave the config out")
     config = config or replace(ClusterConfig(), seed=seed, tries=tries)
-    return run(as_graph(graph, "max"), config, device=_device(device))
+    return _on_graph_device("cluster", run, as_graph(graph, "max"), device, config)
 
 
 def minimum_spanning_forest(graph, *, device: str = "auto"):
@@ -203,6 +217,8 @@ def minimum_spanning_forest(graph, *, device: str = "auto"):
     graph : Graph, square scipy.sparse matrix or networkx graph
         Parallel edges keep the lightest; self loops are dropped.
     device : {"auto", "cpu", "gpu"}
+        ``auto``: the GPU, where one is usable, for graphs of at least ``GraphPolicyConfig.mst_min_edges``
+        edges, else the CPU (``device_reason`` says which and why).
 
     Returns
     -------
@@ -220,7 +236,7 @@ def minimum_spanning_forest(graph, *, device: str = "auto"):
     """
     from .graphs.spanning_forest import minimum_spanning_forest as run
 
-    return run(as_graph(graph, "min"), _device(device))
+    return _on_graph_device("mst", run, as_graph(graph, "min"), device)
 
 
 def count_triangles(graph, *, device: str = "auto"):
@@ -231,6 +247,8 @@ def count_triangles(graph, *, device: str = "auto"):
     ----------
     graph : Graph, square scipy.sparse matrix or networkx graph
     device : {"auto", "cpu", "gpu"}
+        ``auto``: the GPU, where one is usable, for graphs of at least ``GraphPolicyConfig.triangles_min_edges``
+        edges, else the CPU (``device_reason`` says which and why).
 
     Returns
     -------
@@ -247,7 +265,7 @@ def count_triangles(graph, *, device: str = "auto"):
     """
     from .graphs.triangles import count_triangles as run
 
-    return run(as_graph(graph, "min"), _device(device))
+    return _on_graph_device("triangles", run, as_graph(graph, "min"), device)
 
 
 def list_triangles(graph, *, device: str = "auto") -> np.ndarray:
@@ -260,8 +278,10 @@ def list_triangles(graph, *, device: str = "auto") -> np.ndarray:
     [[0, 1, 2], [0, 1, 3], [0, 2, 3], [1, 2, 3]]
     """
     from .graphs.triangles import list_triangles as run
+    from .policy import graph_device
 
-    return run(as_graph(graph, "min"), _device(device))
+    graph = as_graph(graph, "min")
+    return run(graph, graph_device(device, "triangles", graph.num_edges)[0])
 
 
 def knn_hypergraph(features, n_neighbors: int = 5, *, metric: str = "euclidean", weights: str = "compactness",

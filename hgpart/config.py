@@ -297,6 +297,32 @@ class PolicyConfig:
 
 
 @dataclass(frozen=True)
+class GraphPolicyConfig:
+    """Where ``device="auto"`` runs a graph command when a GPU is usable: on the GPU for graphs of at least
+    ``<command>_min_edges`` edges, on the CPU twin below, where the GPU's fixed costs (launches, the upload,
+    reading results back) outweigh its speed (docs/tuning.md, "Where auto runs the graph commands").
+
+    Attributes
+    ----------
+    cluster_min_edges : int
+        Modularity clustering: its ensemble's runs and local-moving rounds cost the GPU 0.4-3 s on graphs of
+        any size up to about 10^5 edges.
+    mst_min_edges : int
+        Minimum spanning forest: each Borůvka step costs the GPU about 3 ms of launches.
+    triangles_min_edges : int
+        Triangle counting: about 3.4 ms on the GPU for any graph up to 10^5 edges.
+    """
+
+    cluster_min_edges: int = 500_000
+    mst_min_edges: int = 60_000
+    triangles_min_edges: int = 75_000
+
+    def min_edges(self, command: str) -> int:
+        """The bound of ``command`` (``cluster``, ``mst`` or ``triangles``)."""
+        return getattr(self, f"{command}_min_edges")
+
+
+@dataclass(frozen=True)
 class ClusterConfig:
     """Modularity clustering: the agglomeration of Fagginger Auer and Bisseling (2012), then local moving at
     every level.

@@ -1,7 +1,9 @@
 """The placement policy of one partition: where each level of the V-cycle is coarsened, which refiners run on
 each level, how the initial partitioning is set up, how many extra V-cycles run and what the host does at the
 end. Every size threshold that picks a place or an algorithm lives here (its values in
-:class:`~hgpart.config.PolicyConfig`); the driver, :mod:`hgpart.multilevel`, only follows it.
+:class:`~hgpart.config.PolicyConfig`); the driver, :mod:`hgpart.multilevel`, only follows it. Where ``auto``
+runs the graph commands (clustering, spanning forests, triangles) is decided here too
+(:func:`graph_device`, its values in :class:`~hgpart.config.GraphPolicyConfig`).
 
 Two paths:
 
@@ -23,7 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .config import PartitionConfig
+from .config import GraphPolicyConfig, PartitionConfig
+from .device import resolve_device
 
 HOST, DEVICE = "host", "device"
 PATHS = ("cpu", "gpu")
@@ -43,6 +46,35 @@ def auto_path(input_pins: int, config: PartitionConfig) -> tuple[str, str]:
         return "gpu", f"auto: {input_pins:,} pins, at least policy.auto_gpu_min_pins = {bound:,}: the GPU path"
     return "cpu", (f"auto: {input_pins:,} pins, fewer than policy.auto_gpu_min_pins = {bound:,}: the CPU path, "
                    "faster than the GPU path on inputs this small")
+
+
+GRAPH_COMMANDS = ("cluster", "mst", "triangles")
+
+
+def auto_graph_device(command: str, num_edges: int, config: GraphPolicyConfig = GraphPolicyConfig()) -> tuple[str, str]:
+    """The device ``device="auto"`` runs the graph command ``command`` (``cluster``, ``mst``, ``triangles``) on
+    where a GPU is usable, and why: the GPU from ``config.<command>_min_edges`` edges on, the CPU twin below."""
+    if command not in GRAPH_COMMANDS:
+        raise ValueError(f"unknown graph command {command!r}")
+    bound, name = config.min_edges(command), f"graph_policy.{command}_min_edges"
+    if num_edges >= bound:
+        return "gpu", f"auto: {num_edges:,} edges, at least {name} = {bound:,}: the GPU"
+    return "cpu", f"auto: {num_edges:,} edges, fewer than {name} = {bound:,}: the CPU, faster on graphs this small"
+
+
+def graph_device(requested: str, command: str, num_edges: int,
+                 config: GraphPolicyConfig = GraphPolicyConfig()) -> tuple[str, str | None, str | None]:
+    """(device, note, reason) for a graph command on a graph of ``num_edges`` edges: ``requested`` as
+    :func:`hgpart.device.resolve_device` resolves it (``note``: a fallback to show the user), then for ``auto``
+    with a usable GPU the size rule of :func:`auto_graph_device`; ``reason`` says why ``auto`` chose (None for
+    ``cpu`` and ``gpu``)."""
+    used, note = resolve_device(requested, gpu_implemented=True)
+    if requested != "auto":
+        return used, note, None
+    if used == "gpu":
+        used, reason = auto_graph_device(command, num_edges, config)
+        return used, note, reason
+    return used, note, note or "auto: no usable CUDA GPU: the CPU"
 
 
 @dataclass(frozen=True)

@@ -100,6 +100,38 @@ def test_auto_picks_the_path_by_the_inputs_pins(monkeypatch):
     assert paths[-1] == "gpu" and len(paths) == 4
 
 
+def test_graph_functions_pick_the_device_by_edges(monkeypatch):
+    """device="auto" for cluster, minimum_spanning_forest and count_triangles: without a GPU the CPU and that
+    reason; with one, the CPU below the command's GraphPolicyConfig bound (karate: 78 edges) and the reason
+    naming it; cpu gives no reason. The bounds themselves: at least the bound is the GPU."""
+    import hgpart.device
+    import hgpart.policy
+    from hgpart.config import GraphPolicyConfig
+    from hgpart.policy import auto_graph_device
+
+    karate = nx.karate_club_graph()
+    functions = {"cluster": hgpart.cluster, "mst": hgpart.minimum_spanning_forest, "triangles": hgpart.count_triangles}
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: False)
+    for function in functions.values():
+        assert function(karate).device_reason == "auto: no usable CUDA GPU: the CPU"
+        assert function(karate, device="cpu").device_reason is None
+    monkeypatch.setattr(hgpart.policy, "resolve_device", lambda requested, gpu_implemented=False: (
+        "cpu" if requested == "cpu" else "gpu", None))
+    for command, function in functions.items():
+        result = function(karate)
+        bound = GraphPolicyConfig().min_edges(command)
+        assert result.device == "cpu" and result.device_reason == (
+            f"auto: 78 edges, fewer than graph_policy.{command}_min_edges = {bound:,}: the CPU, faster on graphs "
+            "this small")
+    assert hgpart.list_triangles(karate).shape == (45, 3)
+    bounds = GraphPolicyConfig(cluster_min_edges=78, mst_min_edges=79, triangles_min_edges=0)
+    assert auto_graph_device("cluster", 78, bounds) == (
+        "gpu", "auto: 78 edges, at least graph_policy.cluster_min_edges = 78: the GPU")
+    assert auto_graph_device("mst", 78, bounds)[0] == "cpu" and auto_graph_device("triangles", 0, bounds)[0] == "gpu"
+    with pytest.raises(ValueError, match="partition"):
+        auto_graph_device("partition", 78)
+
+
 def test_coarsen_takes_scipy_and_networkx():
     grid = nx.grid_2d_graph(20, 20)
     hierarchy = hgpart.coarsen(grid, 2, device="cpu")

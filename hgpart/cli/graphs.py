@@ -33,14 +33,14 @@ def cluster(file, output, seed, device, tries, file_format, threads, as_json, qu
     from ..io import strip_gz, write_partition
 
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.clusters")
-    reporter, device_used, graph, read_seconds, jit_seconds = start_graph_job(
-        file, file_format, "max", output, device, threads, quiet, as_json, warm_up)
+    reporter, device_used, reason, graph, read_seconds, jit_seconds = start_graph_job(
+        "cluster", file, file_format, "max", output, device, threads, quiet, as_json, warm_up)
     result = run_cluster(graph, replace(ClusterConfig(), seed=seed, tries=tries), device=device_used)
     write_partition(result.clusters, output)
-    summary = {"file": file, "output": output, "device": device_used, "seed": seed, "vertices": graph.num_vertices,
-               "edges": graph.num_edges, "clusters": result.num_clusters, "modularity": result.modularity,
-               "levels": len(result.levels), "seconds": {"read": read_seconds, **result.seconds},
-               "jit_seconds": jit_seconds}
+    summary = {"file": file, "output": output, "device": device_used, "device_reason": reason, "seed": seed,
+               "vertices": graph.num_vertices, "edges": graph.num_edges, "clusters": result.num_clusters,
+               "modularity": result.modularity, "levels": len(result.levels),
+               "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
     print_summary(reporter, f"clustering of {file}", summary, as_json)
 
 
@@ -60,13 +60,14 @@ def mst(file, output, device, file_format, threads, as_json, quiet):
     from ..graphs.spanning_forest import minimum_spanning_forest, warm_up
     from ..io import write_edgelist
 
-    reporter, device_used, graph, read_seconds, jit_seconds = start_graph_job(
-        file, file_format, "min", output, device, threads, quiet, as_json, warm_up)
+    reporter, device_used, reason, graph, read_seconds, jit_seconds = start_graph_job(
+        "mst", file, file_format, "min", output, device, threads, quiet, as_json, warm_up)
     forest = minimum_spanning_forest(graph, device_used)
     if output:
         write_edgelist(forest.sources, forest.targets, forest.weights, output)
-    summary = {"file": file, "output": output, "device": device_used, "vertices": graph.num_vertices,
-               "edges": graph.num_edges, "total_weight": forest.total_weight, "forest_edges": int(forest.weights.shape[0]),
+    summary = {"file": file, "output": output, "device": device_used, "device_reason": reason,
+               "vertices": graph.num_vertices, "edges": graph.num_edges, "total_weight": forest.total_weight,
+               "forest_edges": int(forest.weights.shape[0]),
                "components": forest.num_components, "iterations": forest.iterations,
                "seconds": {"read": read_seconds, **forest.seconds}, "jit_seconds": jit_seconds}
     print_summary(reporter, f"minimum spanning forest of {file}", summary, as_json)
@@ -94,8 +95,9 @@ def triangles(file, list_output, per_vertex_output, device, file_format, threads
 
     if [list_output, per_vertex_output].count("-") > 1 or ("-" in (list_output, per_vertex_output) and as_json):
         raise InputError("only one of --json, --list - and --per-vertex - can write to stdout")
-    reporter, device_used, graph, read_seconds, jit_seconds = start_graph_job(
-        file, file_format, "max", list_output or per_vertex_output, device, threads, quiet, as_json, warm_up)
+    reporter, device_used, reason, graph, read_seconds, jit_seconds = start_graph_job(
+        "triangles", file, file_format, "max", list_output or per_vertex_output, device, threads, quiet, as_json,
+        warm_up)
     prepared = Triangles(graph, device_used)
     result = prepared.count()
     if list_output:
@@ -108,8 +110,8 @@ def triangles(file, list_output, per_vertex_output, device, file_format, threads
         with atomic_output(per_vertex_output) as handle:
             handle.write("".join(f"{count} {coefficient!r}\n" for count, coefficient in
                                  zip(result.per_vertex.tolist(), result.clustering.tolist())))
-    summary = {"file": file, "device": device_used, "vertices": graph.num_vertices, "edges": graph.num_edges,
-               "triangles": result.count, "average_clustering": result.average_clustering,
+    summary = {"file": file, "device": device_used, "device_reason": reason, "vertices": graph.num_vertices,
+               "edges": graph.num_edges, "triangles": result.count, "average_clustering": result.average_clustering,
                "transitivity": result.transitivity, "list": list_output, "per_vertex": per_vertex_output,
                "seconds": {"read": read_seconds, **result.seconds}, "jit_seconds": jit_seconds}
     print_summary(reporter, f"triangles of {file}", summary, as_json)

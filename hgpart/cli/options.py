@@ -57,9 +57,14 @@ def seed_option(command):
 
 
 def device_option(command):
+    from ..config import GraphPolicyConfig, PolicyConfig
+
+    graphs = GraphPolicyConfig()
     return click.option("--device", type=click.Choice(["auto", "cpu", "gpu"]), default="auto", show_default=True,
-                        help="Where to run: auto (the GPU when usable; partition: for inputs of 500,000 pins or "
-                             "more), the numba CPU path, or the GPU.")(command)
+                        help=f"Where to run: auto (the GPU when usable and the input large enough: partition from "
+                             f"{PolicyConfig().auto_gpu_min_pins:,} pins, cluster from {graphs.cluster_min_edges:,} "
+                             f"edges, mst from {graphs.mst_min_edges:,}, triangles from "
+                             f"{graphs.triangles_min_edges:,}), the numba CPU path, or the GPU.")(command)
 
 
 def threads_option(command):
@@ -195,15 +200,20 @@ def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_
     return reporter, device_used, used_threads
 
 
-def start_graph_job(file: str, file_format, merge: str, output, device: str, threads, quiet: bool, as_json: bool,
-                    warm_up):
-    """The start shared by the graph commands: check -o against --json, pick the device, read the graph
-    (parallel edges merged by ``merge``) and compile the kernels (``warm_up(device)``). Returns (reporter,
-    device used, graph, read seconds, JIT seconds)."""
+def start_graph_job(command: str, file: str, file_format, merge: str, output, device: str, threads, quiet: bool,
+                    as_json: bool, warm_up):
+    """The start shared by the graph commands (``command``: cluster, mst or triangles): check -o against
+    --json, read the graph (parallel edges merged by ``merge``), pick the device (``auto``: by the graph's size,
+    :func:`hgpart.policy.graph_device`) and compile its kernels alone (``warm_up(device)``). Returns (reporter,
+    device used, why auto chose it or None, graph, read seconds, JIT seconds)."""
     from ..io import read_graph
+    from ..policy import graph_device
 
     reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True, output=output)
     started = time.perf_counter()
     graph = read_graph(file, file_format, merge=merge)
     read_seconds = time.perf_counter() - started
-    return reporter, device_used, graph, read_seconds, warm_up(device_used)
+    reason = None
+    if device == "auto":
+        device_used, _, reason = graph_device(device, command, graph.num_edges)
+    return reporter, device_used, reason, graph, read_seconds, warm_up(device_used)

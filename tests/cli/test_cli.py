@@ -124,6 +124,32 @@ def test_failed_write_leaves_nothing(tmp_path):
 SAT = str(DATA / "sat14_AProVE07-27.cnf.primal.hgr.gz")
 
 
+def test_graph_commands_choose_the_device_after_reading(monkeypatch, tmp_path):
+    """--device auto on cluster, mst and triangles: the device is chosen by the graph's edges once it is read
+    (karate: 78 edges, below every bound: the CPU, even where a GPU is usable), and --json says why."""
+    import hgpart.device
+    import hgpart.policy
+
+    karate = str(DATA / "karate.graph")
+    outputs = {"cluster": ["-o", str(tmp_path / "karate.clusters")], "mst": [], "triangles": []}
+
+    def summary(command, *options):
+        result = run(command, karate, *outputs[command], "--json", *options)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.stdout)
+
+    monkeypatch.setattr(hgpart.device, "gpu_available", lambda: False)
+    for command in outputs:
+        assert summary(command)["device_reason"] == "auto: no usable CUDA GPU: the CPU"
+    monkeypatch.setattr(hgpart.policy, "resolve_device", lambda requested, gpu_implemented=False: (
+        "cpu" if requested == "cpu" else "gpu", None))
+    for command in outputs:
+        chosen = summary(command)
+        assert chosen["device"] == "cpu" and chosen["device_reason"].startswith(
+            f"auto: 78 edges, fewer than graph_policy.{command}_min_edges = ")
+        assert summary(command, "--device", "cpu")["device_reason"] is None
+
+
 def test_partition_writes_a_balanced_file_and_evaluate_agrees(tmp_path):
     output = tmp_path / "sat.part.4"
     result = run("partition", SAT, "-k", 4, "--seed", 3, "--preset", "fast", "-o", output, "--json")

@@ -42,6 +42,8 @@ class ClusterResult:
     levels : list of dict
         One row per agglomeration level: cycle, level, vertices, edges, modularity of the level itself.
     device : str
+    device_reason : str or None
+        Why ``device="auto"`` ran it there (the graph's size, or no usable GPU); None for ``cpu`` and ``gpu``.
     """
 
     clusters: np.ndarray
@@ -50,6 +52,7 @@ class ClusterResult:
     seconds: dict = field(default_factory=dict)
     levels: list = field(default_factory=list)
     device: str = "cpu"
+    device_reason: str | None = None
 
 
 def _backend(device: str):

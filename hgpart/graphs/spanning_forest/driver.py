@@ -59,6 +59,8 @@ class ForestResult:
         upload (input to the device), rank (the sort by weight), boruvka (everything on the device: the
         sort and all steps, until the forest is back on the host), total (with host preparation).
     device : str
+    device_reason : str or None
+        Why ``device="auto"`` ran it there (the graph's size, or no usable GPU); None for ``cpu`` and ``gpu``.
     """
 
     sources: np.ndarray
@@ -70,6 +72,7 @@ class ForestResult:
     iterations: int
     seconds: dict = field(default_factory=dict)
     device: str = "cpu"
+    device_reason: str | None = None
 
 
 def _steps(device: str):

@@ -63,6 +63,8 @@ class TriangleResult:
         3 * count / (number of paths of length 2), 0 without such paths.
     seconds : dict
     device : str
+    device_reason : str or None
+        Why ``device="auto"`` ran it there (the graph's size, or no usable GPU); None for ``cpu`` and ``gpu``.
     """
 
     def __init__(self, count: int, per_vertex, degrees: np.ndarray, average_clustering: float,
@@ -74,6 +76,7 @@ class TriangleResult:
         self.transitivity = transitivity
         self.seconds = seconds if seconds is not None else {}
         self.device = device
+        self.device_reason = None
 
     @property
     def per_vertex(self) -> np.ndarray:
