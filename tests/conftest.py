@@ -30,3 +30,32 @@ def pytest_configure(config):
         from . import cudasim
 
         cudasim.install()
+
+
+SIMULATOR_TEST = "test_gpu_code_in_the_simulator"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """When the simulator's run of the GPU tests is among the selected tests (and this is not one of its own
+    processes), start its processes now, beside the whole suite, and move the test that waits for them to the
+    end (tests/simulator_runs.py)."""
+    from hgpart.cuda.arrays import SIMULATED
+
+    waiting = [item for item in items if item.name == SIMULATOR_TEST]
+    if not waiting or SIMULATED or config.option.collectonly:
+        return
+    try:
+        import numba.cuda  # noqa: F401 - the test skips without it
+    except ImportError:
+        return
+    from . import simulator_runs
+
+    items[:] = [item for item in items if item.name != SIMULATOR_TEST] + waiting
+    simulator_runs.start()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    from . import simulator_runs
+
+    simulator_runs.stop()

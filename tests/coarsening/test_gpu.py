@@ -390,46 +390,12 @@ def test_gpu_code_in_the_simulator():
     """The GPU kernels, run by numba's CUDA simulator with the warp intrinsics of tests/cudasim.py: the Fig. 5
     planner and reductions against the numpy model, the whole device coarsening against the CPU, the
     GPU refinement against its model, the whole GPU partitioning driver on a tiny input, and the GPU modularity
-    clustering, spanning forest and triangle counts against their CPU twins."""
-    import os
-    import subprocess
-    import sys
-    import tempfile
-
+    clustering, spanning forest and triangle counts against their CPU twins. Two processes that
+    tests/simulator_runs.py starts at the beginning of the session run them; this test, moved to the end,
+    checks what they report."""
     pytest.importorskip("numba.cuda")
-    environment = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "gpu"]
-    tiny = "tests/coarsening/test_gpu.py::test_device_path_on_a_tiny_instance_equals_cpu"
-    rebalancer = "tests/refinement/test_gpu.py::test_device_rebalancer_equals_the_model_on_many_overloaded_blocks"
-    afterburners = "tests/refinement/test_gpu.py::test_both_afterburners_keep_the_models_moves"
-    halves = {"11 passed": [f"{tiny}[False]", "tests/cuda/test_cudasim.py", f"{rebalancer}[False]",
-                            f"{rebalancer}[True]",
-                            "tests/test_multilevel.py::test_the_gpu_driver_on_a_tiny_input_equals_its_cpu_twin",
-                            "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[False]",
-                            "tests/cuda/test_warp_planner.py::test_warp_plan_on_the_gpu_matches_the_model",
-                            f"{afterburners}[False]",
-                            "tests/refinement/test_gpu.py::test_the_scan_afterburner_is_left_to_levels_without_big_"
-                            "neighbourhoods",
-                            "tests/graphs/test_triangles.py::test_gpu_triangles_equal_the_cpu_twin"],
-              "9 passed": [f"{tiny}[True]", "tests/graphs/test_clustering.py::test_gpu_clustering_equals_the_cpu_twin",
-                           f"{afterburners}[True]",
-                           "tests/coarsening/test_gpu.py::test_counting_sort_by_small_key_is_a_stable_argsort",
-                           "tests/coarsening/test_gpu.py::test_shared_tables_sum_large_scores_exactly",
-                           "tests/refinement/test_gpu.py::test_device_refinement_equals_the_model[True]",
-                           "tests/graphs/test_spanning_forest.py::test_gpu_forest_equals_the_cpu_twin",
-                           "tests/preprocessing/test_communities.py::test_gpu_communities_equal_the_cpu_twin",
-                           "tests/classification/test_gpu.py::test_gpu_neighbours_equal_the_cpu_twin"]}
-    # two processes side by side (the simulator uses one core), their tests split so that both take about as long
-    with tempfile.TemporaryDirectory() as folder:
-        processes = {}
-        for index, (expected, tests) in enumerate(halves.items()):
-            output = open(os.path.join(folder, f"{index}.log"), "w+")
-            processes[expected] = (subprocess.Popen(command + tests, cwd=str(DATA.parent), env=environment,
-                                                    stdout=output, stderr=subprocess.STDOUT), output)
-        for expected, (process, output) in processes.items():
-            process.wait(timeout=2400)
-            output.seek(0)
-            log = output.read()
-            output.close()
-            assert process.returncode == 0, log[-6000:]
-            assert expected in log, log[-3000:]
+    from .. import simulator_runs
+
+    for expected, status, log in simulator_runs.results():
+        assert status == 0, log[-6000:]
+        assert expected in log, log[-3000:]
