@@ -32,30 +32,35 @@ def pytest_configure(config):
         cudasim.install()
 
 
-SIMULATOR_TEST = "test_gpu_code_in_the_simulator"
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
-    """When the simulator's run of the GPU tests is among the selected tests (and this is not one of its own
-    processes), start its processes now, beside the whole suite, and move the test that waits for them to the
-    end (tests/simulator_runs.py)."""
+    """Start the child processes of the selected tests that have them (tests/background.py) now, beside the
+    whole suite, and move those tests, which wait for them, to the end. Not in the simulator's own processes,
+    and not for --collect-only."""
     from hgpart.cuda.arrays import SIMULATED
 
-    waiting = [item for item in items if item.name == SIMULATOR_TEST]
+    from . import background
+
+    waiting = [item for item in items if item.name in background.JOBS]
     if not waiting or SIMULATED or config.option.collectonly:
         return
-    try:
-        import numba.cuda  # noqa: F401 - the test skips without it
-    except ImportError:
-        return
-    from . import simulator_runs
+    items[:] = [item for item in items if item.name not in background.JOBS] + waiting
+    for item in waiting:
+        if item.name != "test_gpu_code_in_the_simulator" or _imports("numba.cuda"):  # that test skips without it
+            background.start(item.name)
 
-    items[:] = [item for item in items if item.name != SIMULATOR_TEST] + waiting
-    simulator_runs.start()
+
+def _imports(module: str) -> bool:
+    import importlib
+
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
 
 
 def pytest_sessionfinish(session, exitstatus):
-    from . import simulator_runs
+    from . import background
 
-    simulator_runs.stop()
+    background.stop()

@@ -84,35 +84,21 @@ def test_k1_and_presets():
         make_config(2, preset="slow")
 
 
-def test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition(tmp_path):
+def test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition():
     """With an empty numba cache (a fresh process, ``NUMBA_CACHE_DIR`` an empty folder) the warm-up sees the
     cache cold and a second process compiles the initial partitioning into it (this process never compiles
     the portfolio, yet the cache holds it afterwards); a partition in the next process, from that cache,
-    equals the one computed here."""
-    import os
-    import subprocess
-    import sys
-
+    equals the one computed here. The processes start once the tests are collected (tests/background.py)."""
     from hgpart.multilevel import compile_initial_partitioning
 
+    from . import background
+
     compile_initial_partitioning("km1")  # the second process's share, in this process: it must simply run
-    code = "\n".join([
-        "from hgpart.initial.portfolio import _portfolio_serial",
-        "from hgpart.multilevel import _compile_beside_a_second_process, _numba_cache_is_cold, _warm_up_input",
-        "print(_numba_cache_is_cold())",
-        "_compile_beside_a_second_process(*_warm_up_input('km1', True))",
-        "print(_numba_cache_is_cold(), len(_portfolio_serial.signatures))"])
-    partition_code = "\n".join([
-        "from hgpart.io import read_hypergraph",
-        "from hgpart.multilevel import partition",
-        f"print(partition(read_hypergraph({str(IBM01)!r}), 8, seed=1, device='cpu').km1)"])
-    environment = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
-    runs = [subprocess.run([sys.executable, "-c", source], capture_output=True, text=True, timeout=900,
-                           cwd=str(DATA.parent), env=environment) for source in (code, partition_code)]
-    for run in runs:
-        assert run.returncode == 0, run.stderr[-3000:]
-    assert runs[0].stdout.split() == ["True", "False", "0"], runs[0].stdout
-    assert int(runs[1].stdout) == partition(read_hypergraph(str(IBM01)), 8, seed=1, device="cpu").km1
+    warm_up, partitioned = background.result("test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition")
+    for status, output in (warm_up, partitioned):
+        assert status == 0, output[-3000:]
+    assert warm_up[1].split() == ["True", "False", "0"], warm_up[1]
+    assert int(partitioned[1]) == partition(read_hypergraph(str(IBM01)), 8, seed=1, device="cpu").km1
 
 
 @pytest.mark.gpu

@@ -390,12 +390,12 @@ def test_gpu_code_in_the_simulator():
     """The GPU kernels, run by numba's CUDA simulator with the warp intrinsics of tests/cudasim.py: the Fig. 5
     planner and reductions against the numpy model, the whole device coarsening against the CPU, the
     GPU refinement against its model, the whole GPU partitioning driver on a tiny input, and the GPU modularity
-    clustering, spanning forest and triangle counts against their CPU twins. Two processes that
-    tests/simulator_runs.py starts at the beginning of the session run them; this test, moved to the end,
-    checks what they report."""
+    clustering, spanning forest and triangle counts against their CPU twins. Two processes that start
+    once the tests are collected run them (tests/background.py); this test, moved to the end, checks what
+    they report."""
     pytest.importorskip("numba.cuda")
-    from .. import simulator_runs
+    from .. import background
 
-    for expected, status, log in simulator_runs.results():
+    for expected, status, log in background.result("test_gpu_code_in_the_simulator"):
         assert status == 0, log[-6000:]
         assert expected in log, log[-3000:]
