@@ -42,3 +42,16 @@ def end_to_end(row: dict, device: str, resident: float, from_host: float) -> Non
     for name, value in seconds.items():
         row[f"{device} {name} s"] = value
         row[f"{device} {name} edges/s"] = row["edges"] / max(value, 1e-12)
+
+
+def auto_choice(row: dict, command: str) -> None:
+    """With both devices measured in ``row``: the device ``--device auto`` picks for this graph where a GPU is
+    usable (:func:`hgpart.policy.auto_graph_device`) and its time from a host graph over the faster device's
+    (1.0 when it picks the faster)."""
+    from ..policy import auto_graph_device
+
+    if "gpu host s" not in row or "cpu host s" not in row:
+        return
+    chosen = auto_graph_device(command, row["edges"])[0]
+    row["auto device"] = chosen
+    row["auto / faster"] = row[f"{chosen} host s"] / max(min(row["gpu host s"], row["cpu host s"]), 1e-12)

@@ -16,7 +16,7 @@ from dataclasses import replace
 import numpy as np
 
 from .. import generate
-from . import end_to_end, log_row, read_seconds
+from . import auto_choice, end_to_end, log_row, read_seconds
 from ..config import ClusterConfig
 from ..graphs.clustering import cluster
 from ..graphs.modularity import modularity
@@ -90,6 +90,7 @@ def run_cluster_bench(instances, devices, repeat: int = 1, louvain_seeds: int = 
             end_to_end(row, device, statistics.median(r["total"] - r["level"] for r in runs),
                        statistics.median(r["total"] for r in runs))
             row[f"{device} phases"] = {phase: value for phase, value in result.seconds.items() if phase != "total"}
+        auto_choice(row, "cluster")
         if len(results) > 1:
             first, *others = results.values()
             row["devices agree"] = all(np.array_equal(first.clusters, other.clusters) for other in others)

@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from .. import generate
-from . import end_to_end, log_row, read_seconds
+from . import auto_choice, end_to_end, log_row, read_seconds
 from ..graphs.spanning_forest import minimum_spanning_forest
 from ..hypergraph import Graph
 from ..io import read_graph, strip_gz
@@ -62,6 +62,7 @@ def run_mst_bench(specs, devices, repeat: int = 1, scipy_peer: bool = True, repo
             forests[device] = runs[-1]
             end_to_end(row, device, statistics.median(r.seconds["boruvka"] for r in runs),
                        statistics.median(r.seconds["total"] for r in runs))
+        auto_choice(row, "mst")
         first = forests[devices[0]]
         row["total weight"] = first.total_weight
         row["components"] = first.num_components

@@ -16,7 +16,7 @@ from .. import generate
 from ..graphs.triangles import count_triangles
 from ..hypergraph import Graph
 from ..io import read_graph, strip_gz
-from . import end_to_end, log_row, read_seconds
+from . import auto_choice, end_to_end, log_row, read_seconds
 
 SNAP_GRAPHS = ["CA-GrQc.txt.gz", "as20000102.txt.gz", "email-Eu-core.csv.gz", "facebook_combined.txt.gz",
                "p2p-Gnutella05.txt.gz", "wiki-Vote.txt.gz"]
@@ -49,6 +49,7 @@ def run_triangle_bench(specs, devices, repeat: int = 3, reporter=None) -> list[d
             end_to_end(row, device, statistics.median(r.seconds["orient"] + r.seconds["count"] for r in runs),
                        statistics.median(r.seconds["total"] for r in runs))
             row[f"{device} count s"] = statistics.median(r.seconds["count"] for r in runs)
+        auto_choice(row, "triangles")
         first = results[devices[0]]
         row["triangles"] = first.count
         row["average clustering"] = first.average_clustering

@@ -151,3 +151,20 @@ def test_docs_benchmarks_is_rendered_from_the_committed_reports(tmp_path, monkey
     assert (tmp_path / "docs" / "benchmarks.md").read_text() == (ROOT / "docs" / "benchmarks.md").read_text()
     for path in written[1:]:
         assert (tmp_path / path).read_bytes() == (ROOT / path).read_bytes(), path
+
+
+def test_graph_bench_rows_say_what_auto_picks_and_what_it_costs():
+    """auto_choice: the device auto picks by the graph's edges and its host time over the faster device's; no
+    entry unless both devices ran."""
+    from hgpart.bench import auto_choice
+    from hgpart.config import GraphPolicyConfig
+
+    edges = GraphPolicyConfig().triangles_min_edges
+    assert GraphPolicyConfig().mst_min_edges <= edges < GraphPolicyConfig().cluster_min_edges
+    for command, device, ratio in (("triangles", "gpu", 1.0), ("mst", "gpu", 1.0), ("cluster", "cpu", 4.0)):
+        row = {"edges": edges, "gpu host s": 0.5, "cpu host s": 2.0}
+        auto_choice(row, command)
+        assert row["auto device"] == device and row["auto / faster"] == ratio
+    alone = {"edges": edges, "cpu host s": 2.0}
+    auto_choice(alone, "cluster")
+    assert "auto device" not in alone
