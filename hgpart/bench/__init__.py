@@ -15,29 +15,45 @@ def log_row(reporter, name: str, row: dict) -> None:
                                              if key != "instance" and value is not None and not isinstance(value, dict)))
 
 
-def read_seconds(graph, path: str | None, merge: str) -> float:
-    """Seconds to read the graph from its file as the CLI does (:func:`hgpart.io.read_graph`, merging
-    parallel edges by ``merge``): ``path``, or for a generated graph (``path`` None) a METIS file of it written
-    to a temporary folder first. Read once: it is the same for every device."""
-    from ..io import read_graph, write_graph
+def read_instance(path: str, merge: str) -> tuple:
+    """(name, graph, read seconds) of a graph file, read as the CLI reads it (:func:`hgpart.io.read_graph`,
+    parallel edges merged by ``merge``)."""
+    from ..io import read_graph, strip_gz
 
-    if path is not None:
-        started = time.perf_counter()
-        read_graph(path, merge=merge)
-        return time.perf_counter() - started
+    started = time.perf_counter()
+    graph = read_graph(path, merge=merge)
+    return os.path.basename(strip_gz(path)), graph, time.perf_counter() - started
+
+
+def read_seconds(graph, merge: str) -> float:
+    """Seconds to read a generated graph as the CLI would read it: from a METIS file of it, written to a
+    temporary folder first (:func:`read_instance` times a graph that has a file as it reads it)."""
+    from ..io import write_graph
+
     with tempfile.TemporaryDirectory() as folder:
         written = os.path.join(folder, "graph.graph")
         write_graph(graph, written)
-        started = time.perf_counter()
-        read_graph(written, merge=merge)
-        return time.perf_counter() - started
+        return read_instance(written, merge)[2]
+
+
+def graph_instance(spec) -> tuple:
+    """("file", path) or ("rmat", vertices, edge factor), unweighted, parallel edges merged by ``max`` (the
+    cluster and triangles benches): (name, graph, read seconds)."""
+    from .. import generate
+    from ..hypergraph import Graph
+
+    if spec[0] == "file":
+        return read_instance(spec[1], "max")
+    num_vertices, sources, targets, _ = generate.rmat(spec[1], seed=1, edge_factor=spec[2])
+    graph = Graph.from_edges(num_vertices, sources, targets, merge="max")
+    return f"rmat {num_vertices:,}", graph, read_seconds(graph, "max")
 
 
 def end_to_end(row: dict, device: str, resident: float, from_host: float) -> None:
     """The three times of a graph command on ``device`` and the input edges per second of each, into ``row``
-    (which holds ``edges`` and ``read s``): ``resident s``, the graph already on the device in the command's
-    form; ``host s``, from a host :class:`hgpart.Graph` as the Python API takes it (the upload included);
-    ``file s``, from the file as the CLI runs it (``read s`` + ``host s``)."""
+    (which holds ``edges`` and ``read s``, the file's read): ``resident s``, the graph already on the device in
+    the command's form; ``host s``, from a host :class:`hgpart.Graph` as the Python API takes it (the upload
+    included); ``file s``, from the file as the CLI runs it (``read s`` + ``host s``)."""
     seconds = {"resident": resident, "host": from_host, "file": row["read s"] + from_host}
     for name, value in seconds.items():
         row[f"{device} {name} s"] = value

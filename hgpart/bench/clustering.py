@@ -15,13 +15,11 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import generate
-from . import auto_choice, end_to_end, log_row, read_seconds
+from . import auto_choice, end_to_end, graph_instance, log_row
 from ..config import ClusterConfig
 from ..graphs.clustering import cluster
 from ..graphs.modularity import modularity
 from ..hypergraph import Graph
-from ..io import read_graph, strip_gz
 
 CLUSTER_GRAPHS = ["karate.graph", "jazz.graph", "lesmis.graph", "celegans_metabolic.graph", "polblogs.graph.gz",
                   "power.graph", "netscience.mtx", "PGPgiantcompo.graph.gz"]
@@ -35,15 +33,6 @@ def default_instances(folders=("../shared/data", "data")) -> list[str]:
         if found:
             return found
     return []
-
-
-def _instance(item) -> tuple[str, Graph, str | None]:
-    """(name, graph, its file or None for a generated one)."""
-    path, size, edge_factor = item
-    if size is None:
-        return os.path.basename(strip_gz(path)), read_graph(path, merge="max"), path
-    num_vertices, sources, targets, _ = generate.rmat(size, seed=1, edge_factor=edge_factor)
-    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max"), None
 
 
 def louvain_best(graph: Graph, seeds: int) -> tuple[float, float]:
@@ -70,12 +59,11 @@ def louvain_best(graph: Graph, seeds: int) -> tuple[float, float]:
 
 def run_cluster_bench(instances, devices, repeat: int = 1, louvain_seeds: int = 5, peer_max_edges: int = 2_000_000,
                       tries: int = 0, reporter=None) -> list[dict]:
-    """Rows of measurements; ``instances`` holds (path, None, None) or ("rmat", vertices, edge factor)."""
+    """Rows of measurements; ``instances`` holds ("file", path) or ("rmat", vertices, edge factor)."""
     rows = []
     for item in instances:
-        name, graph, path = _instance(item)
-        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges,
-               "read s": read_seconds(graph, path, "max")}
+        name, graph, read = graph_instance(item)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges, "read s": read}
         results = {}
         for device in devices:
             runs = []

@@ -9,17 +9,15 @@ agree.
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 
 import numpy as np
 
 from .. import generate
-from . import auto_choice, end_to_end, log_row, read_seconds
+from . import auto_choice, end_to_end, log_row, read_instance, read_seconds
 from ..graphs.spanning_forest import minimum_spanning_forest
 from ..hypergraph import Graph
-from ..io import read_graph, strip_gz
 
 
 def grid_graph(side: int, seed: int = 0) -> Graph:
@@ -31,31 +29,32 @@ def grid_graph(side: int, seed: int = 0) -> Graph:
     return Graph.from_edges(side * side, sources, targets, weights, merge="min")
 
 
-def instance(spec) -> tuple[str, Graph, str | None]:
+def instance(spec) -> tuple[str, Graph, float]:
     """("file", path) or a generated class: ("gnm", n, m), ("rmat", n, edge factor), ("grid", side); (name,
-    graph, its file or None)."""
+    graph, seconds to read it from its file, or from a METIS file of a generated one)."""
     kind = spec[0]
     if kind == "file":
-        return os.path.basename(strip_gz(spec[1])), read_graph(spec[1], merge="min"), spec[1]
+        return read_instance(spec[1], "min")
     if kind == "gnm":
         num_vertices, sources, targets, weights = generate.gnm(spec[1], seed=1, m=spec[2], weights="float")
-        graph = Graph.from_edges(num_vertices, sources, targets, weights, merge="min")
-        return f"gnm {spec[1]:,} / {spec[2]:,}", graph, None
-    if kind == "rmat":
+        name, graph = f"gnm {spec[1]:,} / {spec[2]:,}", Graph.from_edges(num_vertices, sources, targets, weights,
+                                                                          merge="min")
+    elif kind == "rmat":
         num_vertices, sources, targets, weights = generate.rmat(spec[1], seed=1, edge_factor=spec[2],
                                                                 weights="float")
-        return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, weights, merge="min"), None
-    if kind == "grid":
-        return f"grid {spec[1]} x {spec[1]}", grid_graph(spec[1], seed=1), None
-    raise ValueError(kind)
+        name, graph = f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, weights, merge="min")
+    elif kind == "grid":
+        name, graph = f"grid {spec[1]} x {spec[1]}", grid_graph(spec[1], seed=1)
+    else:
+        raise ValueError(kind)
+    return name, graph, read_seconds(graph, "min")
 
 
 def run_mst_bench(specs, devices, repeat: int = 1, scipy_peer: bool = True, reporter=None) -> list[dict]:
     rows = []
     for spec in specs:
-        name, graph, path = instance(spec)
-        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges,
-               "read s": read_seconds(graph, path, "min")}
+        name, graph, read = instance(spec)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges, "read s": read}
         forests = {}
         for device in devices:
             runs = [minimum_spanning_forest(graph, device) for _ in range(repeat)]

@@ -12,11 +12,8 @@ import statistics
 
 import numpy as np
 
-from .. import generate
 from ..graphs.triangles import count_triangles
-from ..hypergraph import Graph
-from ..io import read_graph, strip_gz
-from . import auto_choice, end_to_end, log_row, read_seconds
+from . import auto_choice, end_to_end, graph_instance, log_row
 
 SNAP_GRAPHS = ["CA-GrQc.txt.gz", "as20000102.txt.gz", "email-Eu-core.csv.gz", "facebook_combined.txt.gz",
                "p2p-Gnutella05.txt.gz", "wiki-Vote.txt.gz"]
@@ -26,20 +23,11 @@ def default_instances(folder: str = os.path.join("..", "shared", "data")) -> lis
     return [os.path.join(folder, name) for name in SNAP_GRAPHS if os.path.exists(os.path.join(folder, name))]
 
 
-def instance(spec) -> tuple[str, Graph, str | None]:
-    """("file", path) or ("rmat", vertices, edge factor): (name, graph, its file or None)."""
-    if spec[0] == "file":
-        return os.path.basename(strip_gz(spec[1])), read_graph(spec[1], merge="max"), spec[1]
-    num_vertices, sources, targets, _ = generate.rmat(spec[1], seed=1, edge_factor=spec[2])
-    return f"rmat {num_vertices:,}", Graph.from_edges(num_vertices, sources, targets, merge="max"), None
-
-
 def run_triangle_bench(specs, devices, repeat: int = 3, reporter=None) -> list[dict]:
     rows = []
     for spec in specs:
-        name, graph, path = instance(spec)
-        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges,
-               "read s": read_seconds(graph, path, "max")}
+        name, graph, read = graph_instance(spec)
+        row = {"instance": name, "vertices": graph.num_vertices, "edges": graph.num_edges, "read s": read}
         results = {}
         for device in devices:
             if device == "gpu":  # untimed: CuPy compiles its sorts' and reductions' kernels per size at first use

@@ -173,7 +173,7 @@ def bench_cluster(files, device, rmat_n, edge_factor, repeat, tries, louvain_see
     from ..graphs.clustering import warm_up
 
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
-    instances = [(path, None, None) for path in files or ([] if rmat_n else default_instances())]
+    instances = [("file", path) for path in files or ([] if rmat_n else default_instances())]
     if rmat_n:
         instances.append(("rmat", rmat_n, edge_factor))
     if not instances:
