@@ -26,12 +26,13 @@ def read_instance(path: str, merge: str) -> tuple:
 
 
 def read_seconds(graph, merge: str) -> float:
-    """Seconds to read a generated graph as the CLI would read it: from a METIS file of it, written to a
-    temporary folder first (:func:`read_instance` times a graph that has a file as it reads it)."""
+    """Seconds to read a generated graph as the CLI would read it: from a Matrix Market file of it (its weights
+    may be reals, which METIS files cannot hold) written to a temporary folder first (:func:`read_instance`
+    times a graph that has a file as it reads it)."""
     from ..io import write_graph
 
     with tempfile.TemporaryDirectory() as folder:
-        written = os.path.join(folder, "graph.graph")
+        written = os.path.join(folder, "graph.mtx")
         write_graph(graph, written)
         return read_instance(written, merge)[2]
 

@@ -31,7 +31,8 @@ def grid_graph(side: int, seed: int = 0) -> Graph:
 
 def instance(spec) -> tuple[str, Graph, float]:
     """("file", path) or a generated class: ("gnm", n, m), ("rmat", n, edge factor), ("grid", side); (name,
-    graph, seconds to read it from its file, or from a METIS file of a generated one)."""
+    graph, seconds to read it from its file; a generated one's from a file of it, see
+    :func:`hgpart.bench.read_seconds`)."""
     kind = spec[0]
     if kind == "file":
         return read_instance(spec[1], "min")

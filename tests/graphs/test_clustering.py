@@ -341,7 +341,7 @@ def test_bench_cluster_json(tmp_path):
     assert generated.exit_code == 0, generated.output
     (row,) = json.loads(generated.stdout)["instances"]
     assert row["instance"] == "rmat 256" and row["edges"] > 1000
-    assert_end_to_end(row, "cpu")  # read from a METIS file of the generated graph
+    assert_end_to_end(row, "cpu")  # read from a Matrix Market file of the generated graph
 
 
 @pytest.mark.parametrize("name", CLUSTER_KERNELS)

@@ -140,6 +140,13 @@ def test_bench_mst_json():
     assert row["total weight"] == 33.0 and row["scipy weight agrees"]
     assert_end_to_end(row, "cpu")
     assert row["cpu vs scipy"] == row["scipy s"] / row["cpu host s"]
+    generated = run("bench", "mst", "--gnm", "200:600", "--rmat", "0", "--grid", "0", "--repeat", "1", "--json",
+                    "--device", "cpu")
+    assert generated.exit_code == 0, generated.output
+    rows = {row["instance"]: row for row in json.loads(generated.stdout)["instances"]}  # rome99 too, if shared
+    row = rows["gnm 200 / 600"]
+    assert row["scipy weight agrees"]
+    assert_end_to_end(row, "cpu")  # read from a Matrix Market file of the generated graph: real weights
 
 
 @pytest.mark.parametrize("name", MST_KERNELS)
