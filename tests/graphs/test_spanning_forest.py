@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import scipy.sparse.csgraph as csgraph
 
-from hgpart import Graph
+from hgpart import Graph, generate
 from hgpart.graphs.spanning_forest import minimum_spanning_forest
 from hgpart.graphs.spanning_forest.common import NO_EDGE
 from hgpart.graphs.spanning_forest.host import find_roots, hook, least_edges
@@ -165,17 +165,20 @@ def test_mst_kernels_compile_to_ptx(name):
     assert ".entry" in ptx
 
 
-def gpu_test_graphs():
-    from hgpart.cuda.arrays import SIMULATED
-
+def gpu_test_graphs(simulated: bool):
+    """(name, graph) pairs the GPU's forests are checked on: three small graphs in the simulator, generated
+    ones and rome99 of ../shared/data (when there) on a GPU."""
     graphs = [("karate", read_graph(str(DATA / "karate.graph"))), ("ties", random_graph(1, n=60, m=90)),
               ("sparse", random_graph(3, n=400, m=500, isolated=50))]  # steps without the pair reduction
-    if SIMULATED:
+    if simulated:
         return graphs
-    from hgpart.bench.spanning_forest import grid_graph, instance
+    from hgpart.bench.spanning_forest import grid_graph
 
-    graphs += [("random float", random_graph(2, n=20000, m=60000, integer=False)), ("grid", grid_graph(300)),
-               instance(("rmat", 1 << 16, 8)), instance(("gnm", 200_000, 1_200_000))]
+    graphs += [("random float", random_graph(2, n=20000, m=60000, integer=False)), ("grid", grid_graph(300))]
+    for name, (num_vertices, sources, targets, weights) in [
+            ("rmat 65,536", generate.rmat(1 << 16, seed=1, edge_factor=8, weights="float")),
+            ("gnm 200,000", generate.gnm(200_000, seed=1, m=1_200_000, weights="float"))]:
+        graphs.append((name, Graph.from_edges(num_vertices, sources, targets, weights, merge="min")))
     if (SHARED / "rome99.gr.gz").exists():
         graphs.append(("rome99", read_graph(str(SHARED / "rome99.gr.gz"))))
     return graphs
@@ -188,10 +191,16 @@ def test_gpu_forest_equals_the_cpu_twin():
 
     if not SIMULATED and not gpu_available():
         pytest.skip("no GPU")
-    for name, graph in gpu_test_graphs():
+    for name, graph in gpu_test_graphs(SIMULATED):
         cpu, gpu = minimum_spanning_forest(graph, "cpu"), minimum_spanning_forest(graph, "gpu")
         print(f"{name}: weight {gpu.total_weight}, {gpu.iterations} steps, gpu {gpu.seconds['boruvka']:.4f} s, "
               f"cpu {cpu.seconds['boruvka']:.4f} s")
         check_forest(graph, gpu)
         for field in ("sources", "targets", "weights", "components"):
             np.testing.assert_array_equal(getattr(gpu, field), getattr(cpu, field), err_msg=f"{name} {field}")
+
+
+def test_the_gpu_tests_graphs_are_built():
+    """The GPU test's inputs are made here too, where no GPU runs it, so that a change to what it calls shows."""
+    names = [name for name, graph in gpu_test_graphs(False) if graph.num_edges > 0]
+    assert names[:7] == ["karate", "ties", "sparse", "random float", "grid", "rmat 65,536", "gnm 200,000"]

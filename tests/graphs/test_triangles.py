@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from hgpart import Graph
+from hgpart import Graph, generate
 from hgpart.config import TriangleConfig
 from hgpart.graphs.triangles import Triangles, count_triangles, list_triangles
 from hgpart.io import read_graph
@@ -152,15 +152,14 @@ def test_tasks_in_pieces_find_the_same_triangles(small_out, piece):
         TriangleConfig(small_out=4, piece=2)
 
 
-def gpu_test_graphs():
-    from hgpart.cuda.arrays import SIMULATED
-
+def gpu_test_graphs(simulated: bool):
+    """(name, graph) pairs the GPU's counts are checked on: two small graphs in the simulator, an R-MAT and the
+    SNAP graphs of ../shared/data (when there) on a GPU."""
     graphs = [("karate", read_graph(str(DATA / "karate.graph"))), ("random", random_graph(3))]
-    if SIMULATED:
+    if simulated:
         return graphs
-    from hgpart.bench.triangles import instance
-
-    graphs.append(instance(("rmat", 1 << 16, 16)))
+    num_vertices, sources, targets, _ = generate.rmat(1 << 16, seed=1, edge_factor=16)
+    graphs.append(("rmat 65,536", Graph.from_edges(num_vertices, sources, targets, merge="max")))
     graphs += [(name, read_graph(str(SHARED / name), merge="max")) for name in SNAP if (SHARED / name).exists()]
     return graphs
 
@@ -174,7 +173,7 @@ def test_gpu_triangles_equal_the_cpu_twin():
         pytest.skip("no GPU")
     # the default, and smaller tasks: both kernels run, and out-neighbourhoods are hashed in pieces
     configs = [TriangleConfig(), TriangleConfig(small_out=8, piece=32), TriangleConfig(small_out=2, piece=3)]
-    for name, graph in gpu_test_graphs():
+    for name, graph in gpu_test_graphs(SIMULATED):
         for config in configs if graph.num_edges <= (100 if SIMULATED else 100_000) else configs[:2]:
             cpu, gpu = Triangles(graph, "cpu", config), Triangles(graph, "gpu", config)
             cpu_result, gpu_result = cpu.count(), gpu.count()
@@ -189,6 +188,11 @@ def test_gpu_triangles_equal_the_cpu_twin():
             np.testing.assert_array_equal(np.concatenate(list(gpu.chunks(1 << 20)) or empty),
                                           np.concatenate(list(cpu.chunks(1 << 20)) or empty), err_msg=name)
 
+
+def test_the_gpu_tests_graphs_are_built():
+    """The GPU test's inputs are made here too, where no GPU runs it, so that a change to what it calls shows."""
+    names = [name for name, graph in gpu_test_graphs(False) if graph.num_edges > 0]
+    assert names[:3] == ["karate", "random", "rmat 65,536"]
 
 
 def test_chunk_plan_gives_each_chunk_its_vertex():
