@@ -305,17 +305,17 @@ class GraphPolicyConfig:
     Attributes
     ----------
     cluster_min_edges : int
-        Modularity clustering: its ensemble's runs and local-moving rounds cost the GPU 0.4-3 s on graphs of
-        any size up to about 10^5 edges.
+        Modularity clustering: its ensemble's runs and local-moving rounds cost the GPU 0.2-0.8 s on graphs of
+        any size up to about 10^5 edges (more on graphs with many agglomeration levels).
     mst_min_edges : int
-        Minimum spanning forest: each Borůvka step costs the GPU about 3 ms of launches.
+        Minimum spanning forest: the GPU's Borůvka steps cost about 6-10 ms of launches up to 10^5 edges.
     triangles_min_edges : int
-        Triangle counting: about 3.4 ms on the GPU for any graph up to 10^5 edges.
+        Triangle counting: about 4-5 ms on the GPU for any graph up to 10^5 edges.
     """
 
-    cluster_min_edges: int = 500_000
-    mst_min_edges: int = 60_000
-    triangles_min_edges: int = 75_000
+    cluster_min_edges: int = 150_000
+    mst_min_edges: int = 40_000
+    triangles_min_edges: int = 95_000
 
     def min_edges(self, command: str) -> int:
         """The bound of ``command`` (``cluster``, ``mst`` or ``triangles``)."""
