@@ -2,9 +2,9 @@
 the twins of :func:`.host_moving.local_moving` and :func:`.host_moving.scaled_modularity`, with the same
 arguments as device arrays and the same results.
 
-Local moving sums v's links per neighbouring cluster in a hash table of 2 deg(v) slots at offset
-2 offsets[v], each slot cluster << 32 | link in one int64 (claimed by ``atomic.cas``, then ``atomic.add``),
-after the lanes of a warp holding the same (v, cluster) have summed their weights (``group_total``); it
+Local moving sums v's links per neighbouring cluster in a hash table of deg(v) slots at offset offsets[v]
+(v links to at most deg(v) clusters, so every one finds a slot), each slot cluster << 32 | link in one int64
+(claimed by ``atomic.cas``, then ``atomic.add``), after the lanes of a warp holding the same (v, cluster) have summed their weights (``group_total``); it
 then rates the slots in two atomic passes, the largest gain (``atomic.max``), then the smallest cluster
 reaching it (``atomic.min``), the CPU twin's tie rule. Only active vertices fill tables, and
 ``mark_touched_kernel`` marks the neighbours of each round's movers (the CPU twin's rule) and updates the
@@ -14,7 +14,7 @@ recount.
 The kernels' arrays: ``rows``, ``neighbors`` int32[D]; ``weights`` int32[D] in ``link_kernel``, int64[D]
 elsewhere; ``offsets`` int64[n + 1]; ``clusters``, ``previous``, ``last_touched`` int32[n]; ``best``
 int32[n] (n: no move); ``moved`` uint8[n]; ``zeta``, ``cluster_zeta``, ``own_link``, ``best_gain``
-int64[n]; ``table`` int64[2 D]; ``counts`` int64[3 rounds] (a round's movers, change of the inside weight and
+int64[n]; ``table`` int64[D]; ``counts`` int64[3 rounds] (a round's movers, change of the inside weight and
 Σ ζ(C)², at ``slot``), ``total`` int64[2].
 """
 
@@ -40,7 +40,7 @@ def _insert_link(table, base, size, cluster, link):
     slot showing the cluster takes one atomic add, an empty one is claimed with the link by one
     compare-and-swap."""
     slot = (((int64(cluster) * HASH_MULTIPLIER) & LOW32) * size) >> 32  # a 32-bit hash scaled to [0, size):
-    # no 64-bit division (size = 2 deg(v) < 2^31, so the product stays below 2^63)
+    # no 64-bit division (size = deg(v) < 2^31, so the product stays below 2^63)
     while True:
         current = table[base + slot]
         if current == EMPTY_SLOT:
@@ -59,14 +59,14 @@ def _insert_link(table, base, size, cluster, link):
 def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touched, first_round, table, own_link):
     """For every entry (v, u) of an active v (touched in ``first_round`` or later): add its weight to
     own_link[v] when u is in v's cluster, else to the slot of u's cluster in v's hash table when that
-    cluster is on the round's side of v's own (2 deg(v) slots from 2 offsets[v]); lanes with the same (v,
+    cluster is on the round's side of v's own (deg(v) slots from offsets[v]); lanes with the same (v,
     cluster) sum first (``group_total``). Most of its time waits on dependent loads (entry, row, cluster,
     slot). Two variants were slower and are not used: a list of the claimed slots, so that the slot passes
     visit only those (its reads scatter and its appends cost more than they save), and two entries a trip
     with all loads first.
 
     rows, neighbors : int32[D]; weights : int32[D]; offsets : int64[n + 1]; clusters, last_touched :
-    int32[n]; upward : bool (the round moves to larger cluster ids); table : int64[2 D] (EMPTY_SLOT where
+    int32[n]; upward : bool (the round moves to larger cluster ids); table : int64[D] (EMPTY_SLOT where
     unused); own_link : int64[n] (0 before the round)."""
     scratch, lane = warp_scratch()
     entries = rows.shape[0]
@@ -92,14 +92,14 @@ def link_kernel(rows, neighbors, weights, offsets, clusters, upward, last_touche
             if kind == 1:
                 cuda.atomic.add(own_link, v, total)
             else:
-                _insert_link(table, 2 * offsets[v], 2 * (offsets[v + 1] - offsets[v]), c, total)
+                _insert_link(table, offsets[v], offsets[v + 1] - offsets[v], c, total)
 
 
 @cuda.jit(device=True, inline=True)
 def _slot_gain(slot, rows, table, zeta, two_omega, clusters, cluster_zeta, own_link):
     """(v, cluster, gain of moving v there) for a used table slot; cluster and gain -1 for an empty one."""
     packed = table[slot]
-    v = rows[slot >> 1]
+    v = rows[slot]
     if packed == EMPTY_SLOT:
         return v, int32(-1), int64(-1)
     c = int32(packed >> 32)
@@ -237,7 +237,7 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
     cluster_zeta = _cluster_zeta(level, clusters)
     inside, squares = _modularity_sums(level, clusters, cluster_zeta)
     best, best_value = clusters.copy(), _scaled_value(level, inside, squares)
-    table = array.full(2 * entries, -1, dtype=np.int64)
+    table = array.full(entries, -1, dtype=np.int64)
     own_link = array.zeros(n, dtype=np.int64)
     best_gain = array.zeros(n, dtype=np.int64)
     target = array.full(n, n, dtype=np.int32)
@@ -254,8 +254,8 @@ def local_moving(level: dict, clusters, rounds: int, stale_rounds: int, min_impr
         launch_items(link_kernel, entries, rows, neighbors, link_weights, offsets, clusters, round_index % 2 == 0,
                      last_touched, first_round, table, own_link, threads=LINK_THREADS)
         slot_args = (rows, table, zeta, two_omega, clusters, cluster_zeta, own_link, best_gain)
-        launch_items(slot_gain_kernel, 2 * entries, *slot_args)
-        launch_items(slot_choice_kernel, 2 * entries, *slot_args, target)
+        launch_items(slot_gain_kernel, entries, *slot_args)
+        launch_items(slot_choice_kernel, entries, *slot_args, target)
         base = 3 * round_index
         launch_items(apply_moves_kernel, n, target, best_gain, own_link, zeta, clusters, cluster_zeta, previous, moved,
                      last_touched, round_index, counts, base)
