@@ -427,14 +427,15 @@ def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
                 np.testing.assert_array_equal(device.to_host(device_coarse[key]), host_coarse[key],
                                               err_msg=f"{key}, {packed_key_bits}")
         monkeypatch.undo()
-        if SIMULATED and name != "weighted":  # the whole clustering takes a minute a graph in the simulator
-            continue
         cpu = cluster(graph, config, device="cpu")
-        gpu = cluster(graph, config, device="gpu")
-        print(f"{name}: modularity {gpu.modularity:.4f}, {gpu.num_clusters} clusters, "
-              f"gpu {gpu.seconds['total']:.3f} s, cpu {cpu.seconds['total']:.3f} s")
-        assert np.array_equal(gpu.clusters, cpu.clusters), name
-        assert gpu.modularity == cpu.modularity
+        # every level on the device, then the coarser levels of at most so many edges on the host (the policy's);
+        # the simulator runs the second alone, with level 0 and the next one on the device (same kernels)
+        for host_level_max_edges in (40,) if SIMULATED else (0, None):
+            gpu = cluster(graph, config, device="gpu", host_level_max_edges=host_level_max_edges)
+            print(f"{name}, host levels up to {host_level_max_edges} edges: modularity {gpu.modularity:.4f}, "
+                  f"{gpu.num_clusters} clusters, gpu {gpu.seconds['total']:.3f} s, cpu {cpu.seconds['total']:.3f} s")
+            assert np.array_equal(gpu.clusters, cpu.clusters), (name, host_level_max_edges)
+            assert gpu.modularity == cpu.modularity
     with pytest.raises(InputError, match="below 2\\^30"):  # a table slot holds a vertex's links in 32 bits
         device.local_moving(dict(device_level, two_omega=1 << 31), device_best, 1, 1)
     with pytest.raises(InputError, match="below 2\\^30"):  # the matching reads the weights as int32

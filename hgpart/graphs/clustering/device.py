@@ -32,7 +32,7 @@ from .device_moving import local_moving, scaled_modularity
 
 __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level", "local_moving",
            "scaled_modularity", "first_appearance", "graph_level", "identity", "no_targets", "project", "compact",
-           "intersect", "to_host", "to_device", "upload_level"]
+           "intersect", "to_host", "to_device", "upload_level", "download_level"]
 
 
 @cached_kernel
@@ -55,6 +55,13 @@ def upload_level(level: dict) -> dict:
     device["rows"] = level_rows(device["offsets"], int(level["neighbors"].shape[0]))
     device["loops_total"] = int(level["loops"].sum())
     return device
+
+
+def download_level(level: dict) -> dict:
+    """A device level as a host level (see :mod:`.host`): its arrays copied to the host, without ``rows``."""
+    host = {key: to_host(level[key]) for key in ("offsets", "neighbors", "weights", "loops", "zeta")}
+    host["two_omega"] = int(level["two_omega"])
+    return host
 
 
 def graph_level(graph) -> tuple[dict, float]:

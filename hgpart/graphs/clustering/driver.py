@@ -9,7 +9,10 @@ refinement Fagginger Auer and Bisseling (2012) leave out). Further cycles start 
 the clusters found (as Louvain's levels do) and refine all the way down to the input again (a V-cycle),
 while modularity improves.
 
-Both devices run the same steps with the same integer arithmetic, so they return the same clustering.
+Both devices run the same steps with the same integer arithmetic, so they return the same clustering. On the
+GPU, levels of at most ``host_level_max_edges`` edges (the ensemble's contracted cores, the coarse levels of
+each cycle) are copied to the host once and clustered there by the CPU twin, whose launches cost nothing: the
+clusters are the same, only where each level runs changes.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...config import ClusterConfig
+from ...config import ClusterConfig, GraphPolicyConfig
 from ...hypergraph import Graph
 from ..modularity import modularity
 from .common import stale_threshold
@@ -69,14 +72,38 @@ def _num_vertices(level: dict) -> int:
     return int(level["offsets"].shape[0] - 1)
 
 
-def _agglomerate(steps, base: dict, config: ClusterConfig, seed: int, cycle: int, rows: list) -> tuple[list, list, int]:
-    """Levels from ``base`` down to the last agglomerated one, the maps between them, and the index of the
-    level whose own vertices (one cluster each) have the highest modularity."""
+def _steps_of(level: dict):
+    """The step module of the device ``level`` lives on (device levels carry ``rows``)."""
+    return _backend("gpu" if "rows" in level else "cpu")
+
+
+def _placed(level: dict, host_level_max_edges: int) -> dict:
+    """``level``, copied to the host when it is a device level of at most ``host_level_max_edges`` edges."""
+    if "rows" not in level or int(level["neighbors"].shape[0]) // 2 > host_level_max_edges:
+        return level
+    from .device import download_level
+
+    return download_level(level)
+
+
+def _on_level(level: dict, array):
+    """``array`` (int32 vertex ids) on the device of ``level``."""
+    if "rows" in level:
+        return _steps_of(level).to_device(array) if isinstance(array, np.ndarray) else array
+    return array if isinstance(array, np.ndarray) else _backend("gpu").to_host(array)
+
+
+def _agglomerate(base: dict, config: ClusterConfig, seed: int, cycle: int, rows: list,
+                 host_level_max_edges: int) -> tuple[list, list, int]:
+    """Levels from ``base`` down to the last agglomerated one, the maps between them (each on the device of
+    the finer level), and the index of the level whose own vertices (one cluster each) have the highest
+    modularity."""
     levels, maps = [base], []
-    identity = steps.identity(_num_vertices(base))
-    values = [steps.scaled_modularity(base, identity)]
+    steps = _steps_of(base)
+    values = [steps.scaled_modularity(base, steps.identity(_num_vertices(base)))]
     while len(levels) <= config.max_levels:
         level = levels[-1]
+        steps = _steps_of(level)
         n = _num_vertices(level)
         partner = steps.match_clusters(level, seed + 7919 * cycle, len(levels) - 1, config.matching_rounds)
         target = steps.satellite_targets(level, partner) if config.satellites else steps.no_targets(n)
@@ -87,10 +114,11 @@ def _agglomerate(steps, base: dict, config: ClusterConfig, seed: int, cycle: int
             mapping, num_coarse = steps.compact(moved)
         if num_coarse >= n * (1.0 - config.min_shrink) or num_coarse == n:
             break
-        coarse = steps.contract_level(level, mapping, num_coarse)
+        coarse = _placed(steps.contract_level(level, mapping, num_coarse), host_level_max_edges)
         levels.append(coarse)
         maps.append(mapping)
-        values.append(steps.scaled_modularity(coarse, steps.identity(num_coarse)))
+        coarse_steps = _steps_of(coarse)
+        values.append(coarse_steps.scaled_modularity(coarse, coarse_steps.identity(num_coarse)))
         two_omega_squared = float(level["two_omega"]) ** 2 or 1.0
         rows.append({"cycle": cycle, "level": len(levels) - 1, "vertices": num_coarse,
                      "edges": int(coarse["neighbors"].shape[0] // 2), "modularity": values[-1] / two_omega_squared})
@@ -98,25 +126,26 @@ def _agglomerate(steps, base: dict, config: ClusterConfig, seed: int, cycle: int
 
 
 def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, seed: int, rows: list,
-              seconds: dict):
+              seconds: dict, host_level_max_edges: int):
     """Cycles of agglomeration and refinement from ``base`` (the finest level, or the finest contracted by
     ``base_map``) while modularity improves by more than ``config.min_improvement``. Returns the clusters
-    on the finest level and 4Ω² times their modularity."""
+    on the finest level and 4Ω² times their modularity. ``steps`` are those of ``finest``."""
     best_clusters, best_value = None, None
     threshold = stale_threshold(finest["two_omega"], config.min_improvement)  # as local moving's rounds
     for cycle in range(max(1, config.cycles)):
         phase = time.perf_counter()
-        levels, maps, best_level = _agglomerate(steps, base, config, seed, cycle, rows)
+        levels, maps, best_level = _agglomerate(base, config, seed, cycle, rows, host_level_max_edges)
         if base_map is not None:  # refine down to the input: its level and the map to the base go first
             levels, maps, best_level = [finest] + levels, [base_map] + maps, best_level + 1
         seconds["agglomeration"] += time.perf_counter() - phase
         phase = time.perf_counter()
-        clusters = steps.identity(_num_vertices(levels[best_level]))
+        clusters = _steps_of(levels[best_level]).identity(_num_vertices(levels[best_level]))
         for index in range(best_level, -1, -1):
+            level_steps = _steps_of(levels[index])
             if index < best_level:
-                clusters = steps.project(clusters, maps[index])
-            clusters, value = steps.local_moving(levels[index], clusters, config.move_rounds, config.stale_rounds,
-                                                config.min_improvement)
+                clusters = level_steps.project(_on_level(levels[index], clusters), maps[index])
+            clusters, value = level_steps.local_moving(levels[index], clusters, config.move_rounds,
+                                                      config.stale_rounds, config.min_improvement)
         seconds["refinement"] += time.perf_counter() - phase
         if best_value is not None and value <= best_value:
             break
@@ -125,7 +154,7 @@ def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, 
         if small_gain:  # kept, but another cycle is not worth its contraction and refinement
             break
         base_map, num_clusters = steps.compact(clusters)
-        base = steps.contract_level(finest, base_map, num_clusters)
+        base = _placed(steps.contract_level(finest, base_map, num_clusters), host_level_max_edges)
     return best_clusters, best_value
 
 
@@ -134,16 +163,17 @@ def default_tries(num_edges: int) -> int:
     return int(min(8, max(1, 8_000_000 // max(num_edges, 1))))
 
 
-def _ensemble(steps, finest: dict, config: ClusterConfig, num_edges: int, rows: list, seconds: dict):
+def _ensemble(steps, finest: dict, config: ClusterConfig, num_edges: int, rows: list, seconds: dict,
+              host_level_max_edges: int = 0):
     """The ensemble of :func:`cluster` on the level ``finest``: (the best clusters, 4Ω² times their
-    modularity)."""
+    modularity). Coarser device levels of at most ``host_level_max_edges`` edges run on the host."""
     tries = config.tries or default_tries(num_edges)
     best_clusters = steps.identity(_num_vertices(finest))
     best_value = steps.scaled_modularity(finest, best_clusters)
     base, base_map = finest, None
     for ensemble_round in range(config.ensemble_rounds + 1):
         runs = [_v_cycles(steps, finest, base, base_map, config, config.seed + 1009 * ensemble_round + run, rows,
-                          seconds) for run in range(tries)]
+                          seconds, host_level_max_edges) for run in range(tries)]
         improved = False
         for clusters, value in runs:
             if value > best_value:
@@ -154,7 +184,7 @@ def _ensemble(steps, finest: dict, config: ClusterConfig, num_edges: int, rows: 
         for clusters, _ in runs[1:]:
             core = steps.intersect(core, clusters)
         base_map, num_core = steps.compact(core)
-        base = steps.contract_level(finest, base_map, num_core)
+        base = _placed(steps.contract_level(finest, base_map, num_core), host_level_max_edges)
     return best_clusters, best_value
 
 
@@ -169,7 +199,8 @@ def cluster_level(level: dict, config: ClusterConfig, device: str = "cpu"):
     return clusters, (int(value) / two_omega**2 if two_omega else 0.0)
 
 
-def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str = "cpu") -> ClusterResult:
+def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str = "cpu",
+            host_level_max_edges: int | None = None) -> ClusterResult:
     """Cluster the vertices of ``graph`` for high modularity.
 
     ``config.tries`` independent runs (seeds seed, seed + 1, ...) form an ensemble; their core groups
@@ -184,13 +215,18 @@ def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str =
     config : ClusterConfig
     device : {"cpu", "gpu"}
         ``cpu``: the njit twin; ``gpu``: numba.cuda kernels (needs a GPU and CuPy). Same clustering.
+    host_level_max_edges : int, optional
+        On the GPU, coarser levels of at most this many edges run on the host (default:
+        ``GraphPolicyConfig.cluster_host_level_max_edges``; 0 keeps every level on the device).
     """
+    if host_level_max_edges is None:
+        host_level_max_edges = GraphPolicyConfig().cluster_host_level_max_edges
     steps = _backend(device)
     started = time.perf_counter()
     finest, scale = steps.graph_level(graph)
     rows: list = []
     seconds = {"level": time.perf_counter() - started, "agglomeration": 0.0, "refinement": 0.0}
-    best_clusters, best_value = _ensemble(steps, finest, config, graph.num_edges, rows, seconds)
+    best_clusters, best_value = _ensemble(steps, finest, config, graph.num_edges, rows, seconds, host_level_max_edges)
     clusters, num_clusters = steps.first_appearance(best_clusters)
     two_omega = int(finest["two_omega"])
     if scale == 1.0:  # the level's weights are the graph's: its exact value, rounded once
