@@ -79,7 +79,7 @@ def _steps_of(level: dict):
 
 def _placed(level: dict, host_level_max_edges: int) -> dict:
     """``level``, copied to the host when it is a device level of at most ``host_level_max_edges`` edges."""
-    if "rows" not in level or int(level["neighbors"].shape[0]) // 2 > host_level_max_edges:
+    if host_level_max_edges <= 0 or "rows" not in level or int(level["neighbors"].shape[0]) // 2 > host_level_max_edges:
         return level
     from .device import download_level
 
