@@ -70,7 +70,8 @@ def read_features(path: str, format: str | None = None):
             matrix = parse_matrix(data, path)
         except InputError as error:
             raise _not_finite(data, error) or error.located(path) from None
-        if b"array" in data.split(b"\n", 1)[0].lower():
+        end = data.find(b"\n")
+        if b"array" in (data if end < 0 else data[:end]).lower():
             return finite_features(matrix.toarray().astype(np.float64), path)
         return finite_features(matrix.tocsr().astype(np.float64), path)
     return parse_feature_text(data, path, b"," if kind == "csv" else b"")

@@ -21,9 +21,10 @@ SYMMETRIES = ("general", "symmetric", "skew-symmetric")
 
 
 def _banner(data: bytes, file: str):
-    if not data.strip():
+    if not data or data.isspace():  # neither copies the data (a file's bytes can be gigabytes)
         raise InputError("empty file: expected a %%MatrixMarket banner", file, 1)
-    first = data.split(b"\n", 1)[0]
+    end = data.find(b"\n")
+    first = data if end < 0 else data[:end]
     if not first.lower().startswith(b"%%matrixmarket"):
         raise InputError("bad Matrix Market banner: the first line must start with %%MatrixMarket", file, 1)
     words = first.decode("latin-1").lower().split()
