@@ -157,6 +157,7 @@ def dense_candidates(values, squared, factor, keys, candidates):
         filled = np.zeros(ROWS_AT_ONCE, np.int64)
         row0, row1 = values[first], values[min(first + 1, n - 1)]
         row2, row3 = values[min(first + 2, n - 1)], values[min(first + 3, n - 1)]
+        limit0 = limit1 = limit2 = limit3 = np.float32(np.inf)  # threshold's rows in registers
         for j in range(n):
             other = values[j]
             sum0 = np.float32(0.0)
@@ -169,15 +170,28 @@ def dense_candidates(values, squared, factor, keys, candidates):
                 sum1 += row1[t] * value
                 sum2 += row2[t] * value
                 sum3 += row3[t] * value
+            key0 = squared[j] - factor * sum0
+            key1 = squared[j] - factor * sum1
+            key2 = squared[j] - factor * sum2
+            key3 = squared[j] - factor * sum3
+            if key0 >= limit0 and key1 >= limit1 and key2 >= limit2 and key3 >= limit3:
+                continue  # the common case, decided in registers: no row takes column j
             for r in range(rows):
-                product = sum0 if r == 0 else (sum1 if r == 1 else (sum2 if r == 2 else sum3))
-                key = squared[j] - factor * product
+                key = key0 if r == 0 else (key1 if r == 1 else (key2 if r == 2 else key3))
                 i = first + r
                 if key >= threshold[r] or j == i:
                     continue
                 filled[r] = _insert(keys[i], candidates[i], filled[r], key, j)
                 if filled[r] == count:
                     threshold[r] = keys[i, count - 1]
+                    if r == 0:
+                        limit0 = threshold[0]
+                    elif r == 1:
+                        limit1 = threshold[1]
+                    elif r == 2:
+                        limit2 = threshold[2]
+                    else:
+                        limit3 = threshold[3]
 
 
 def insert_sorted(keys, items, filled, key, item):
