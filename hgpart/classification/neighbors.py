@@ -153,11 +153,10 @@ def dense_candidates(values, squared, factor, keys, candidates):
     for block in numba.prange((n + ROWS_AT_ONCE - 1) // ROWS_AT_ONCE):
         first = block * ROWS_AT_ONCE
         rows = min(n, first + ROWS_AT_ONCE) - first
-        threshold = np.full(ROWS_AT_ONCE, np.inf, np.float32)
         filled = np.zeros(ROWS_AT_ONCE, np.int64)
         row0, row1 = values[first], values[min(first + 1, n - 1)]
         row2, row3 = values[min(first + 2, n - 1)], values[min(first + 3, n - 1)]
-        limit0 = limit1 = limit2 = limit3 = np.float32(np.inf)  # threshold's rows in registers
+        limit0 = limit1 = limit2 = limit3 = np.float32(np.inf)  # each row's last key once its list is full
         for j in range(n):
             other = values[j]
             sum0 = np.float32(0.0)
@@ -178,20 +177,21 @@ def dense_candidates(values, squared, factor, keys, candidates):
                 continue  # the common case, decided in registers: no row takes column j
             for r in range(rows):
                 key = key0 if r == 0 else (key1 if r == 1 else (key2 if r == 2 else key3))
+                limit = limit0 if r == 0 else (limit1 if r == 1 else (limit2 if r == 2 else limit3))
                 i = first + r
-                if key >= threshold[r] or j == i:
+                if key >= limit or j == i:
                     continue
                 filled[r] = _insert(keys[i], candidates[i], filled[r], key, j)
                 if filled[r] == count:
-                    threshold[r] = keys[i, count - 1]
+                    last = keys[i, count - 1]
                     if r == 0:
-                        limit0 = threshold[0]
+                        limit0 = last
                     elif r == 1:
-                        limit1 = threshold[1]
+                        limit1 = last
                     elif r == 2:
-                        limit2 = threshold[2]
+                        limit2 = last
                     else:
-                        limit3 = threshold[3]
+                        limit3 = last
 
 
 def insert_sorted(keys, items, filled, key, item):
