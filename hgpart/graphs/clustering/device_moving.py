@@ -2,14 +2,14 @@
 the twins of :func:`.host_moving.local_moving` and :func:`.host_moving.scaled_modularity`, with the same
 arguments as device arrays and the same results.
 
-Local moving sums v's links per neighbouring cluster in a hash table of deg(v) slots at offset offsets[v]
-(v links to at most deg(v) clusters, so every one finds a slot), each slot cluster << 32 | link in one int64
-(claimed by ``atomic.cas``, then ``atomic.add``), after the lanes of a warp holding the same (v, cluster) have summed their weights (``group_total``); it
-then rates the slots in two atomic passes, the largest gain (``atomic.max``), then the smallest cluster
-reaching it (``atomic.min``), the CPU twin's tie rule. Only active vertices fill tables, and
-``mark_touched_kernel`` marks the neighbours of each round's movers (the CPU twin's rule) and updates the
-weight inside clusters from the movers' edges alone, so the round's modularity stays exact without a
-recount.
+Local moving sums v's links per neighbouring cluster in a hash table of deg(v) slots at offset offsets[v] (v
+links to at most deg(v) clusters, so every one finds a slot), each slot cluster << 32 | link in one int64
+(claimed by ``atomic.cas``, then ``atomic.add``), after the lanes of a warp holding the same (v, cluster) have
+summed their weights (``group_total``); it then rates the slots in two atomic passes, the largest gain
+(``atomic.max``), then the smallest cluster reaching it (``atomic.min``), the CPU twin's tie rule. Only active
+vertices fill tables, and ``mark_touched_kernel`` marks the neighbours of each round's movers (the CPU twin's
+rule) and updates the weight inside clusters from the movers' edges alone, so the round's modularity stays exact
+without a recount.
 
 The kernels' arrays: ``rows``, ``neighbors`` int32[D]; ``weights`` int32[D] in ``link_kernel``, int64[D]
 elsewhere; ``offsets`` int64[n + 1]; ``clusters``, ``previous``, ``last_touched`` int32[n]; ``best``

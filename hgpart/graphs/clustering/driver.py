@@ -72,25 +72,29 @@ def _num_vertices(level: dict) -> int:
     return int(level["offsets"].shape[0] - 1)
 
 
+def _on_gpu(level: dict) -> bool:
+    """Whether ``level`` is a device level (those carry ``rows``)."""
+    return "rows" in level
+
+
 def _steps_of(level: dict):
-    """The step module of the device ``level`` lives on (device levels carry ``rows``)."""
-    return _backend("gpu" if "rows" in level else "cpu")
+    """The step module of the device ``level`` lives on."""
+    return _backend("gpu" if _on_gpu(level) else "cpu")
 
 
 def _placed(level: dict, host_level_max_edges: int) -> dict:
     """``level``, copied to the host when it is a device level of at most ``host_level_max_edges`` edges."""
-    if host_level_max_edges <= 0 or "rows" not in level or int(level["neighbors"].shape[0]) // 2 > host_level_max_edges:
+    if host_level_max_edges <= 0 or not _on_gpu(level) or int(level["neighbors"].shape[0]) // 2 > host_level_max_edges:
         return level
-    from .device import download_level
-
-    return download_level(level)
+    return _backend("gpu").download_level(level)
 
 
 def _on_level(level: dict, array):
     """``array`` (int32 vertex ids) on the device of ``level``."""
-    if "rows" in level:
-        return _steps_of(level).to_device(array) if isinstance(array, np.ndarray) else array
-    return array if isinstance(array, np.ndarray) else _backend("gpu").to_host(array)
+    on_host = isinstance(array, np.ndarray)
+    if _on_gpu(level):
+        return _backend("gpu").to_device(array) if on_host else array
+    return array if on_host else _backend("gpu").to_host(array)
 
 
 def _agglomerate(base: dict, config: ClusterConfig, seed: int, cycle: int, rows: list,
