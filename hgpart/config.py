@@ -311,17 +311,18 @@ class GraphPolicyConfig:
         Minimum spanning forest: the GPU's Borůvka steps cost about 6-10 ms of launches up to 10^5 edges.
     triangles_min_edges : int
         Triangle counting: about 4-5 ms on the GPU for any graph up to 10^5 edges.
-    cluster_host_level_max_edges : int
-        Clustering on the GPU: coarser levels of at most this many edges (the ensemble's contracted cores and
-        the coarse levels of each cycle) are copied to the host and clustered by the CPU twin, where a level
-        costs no launches (the same clusters); 0 keeps every level on the device. Set where whole clusterings
-        of R-MAT graphs take as long on either device (48k edges, H200 machine).
+    cluster_host_level_max_size : int
+        Clustering on the GPU: coarser levels of at most this many vertices plus edges (the ensemble's
+        contracted cores and the coarse levels of each cycle) are copied to the host and clustered by the CPU
+        twin, where a level costs no launches (the same clusters); 0 keeps every level on the device. The
+        vertices count because the host visits each, isolated ones too (an R-MAT graph's millions of isolated
+        vertices stay on every level).
     """
 
     cluster_min_edges: int = 150_000
     mst_min_edges: int = 40_000
     triangles_min_edges: int = 95_000
-    cluster_host_level_max_edges: int = 50_000
+    cluster_host_level_max_size: int = 30_000
 
     def min_edges(self, command: str) -> int:
         """The bound of ``command`` (``cluster``, ``mst`` or ``triangles``)."""

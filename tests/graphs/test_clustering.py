@@ -428,13 +428,14 @@ def test_gpu_clustering_equals_the_cpu_twin(monkeypatch):
                                               err_msg=f"{key}, {packed_key_bits}")
         monkeypatch.undo()
         cpu = cluster(graph, config, device="cpu")
-        # every level on the device, then the coarser levels of at most so many edges on the host (the policy's);
-        # the simulator runs the second alone, with level 0 and the next one on the device (same kernels)
-        for host_level_max_edges in (40,) if SIMULATED else (0, None):
-            gpu = cluster(graph, config, device="gpu", host_level_max_edges=host_level_max_edges)
-            print(f"{name}, host levels up to {host_level_max_edges} edges: modularity {gpu.modularity:.4f}, "
+        # every level on the device, then the coarser levels of at most so many vertices plus edges on the host
+        # (the policy's bound); the simulator runs the second alone, with level 0 and some coarse levels on the
+        # device (same kernels)
+        for host_level_max_size in (40,) if SIMULATED else (0, None):
+            gpu = cluster(graph, config, device="gpu", host_level_max_size=host_level_max_size)
+            print(f"{name}, host levels up to size {host_level_max_size}: modularity {gpu.modularity:.4f}, "
                   f"{gpu.num_clusters} clusters, gpu {gpu.seconds['total']:.3f} s, cpu {cpu.seconds['total']:.3f} s")
-            assert np.array_equal(gpu.clusters, cpu.clusters), (name, host_level_max_edges)
+            assert np.array_equal(gpu.clusters, cpu.clusters), (name, host_level_max_size)
             assert gpu.modularity == cpu.modularity
     with pytest.raises(InputError, match="below 2\\^30"):  # a table slot holds a vertex's links in 32 bits
         device.local_moving(dict(device_level, two_omega=1 << 31), device_best, 1, 1)

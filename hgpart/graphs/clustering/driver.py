@@ -10,8 +10,8 @@ the clusters found (as Louvain's levels do) and refine all the way down to the i
 while modularity improves.
 
 Both devices run the same steps with the same integer arithmetic, so they return the same clustering. On the
-GPU, levels of at most ``host_level_max_edges`` edges (the ensemble's contracted cores, the coarse levels of
-each cycle) are copied to the host once and clustered there by the CPU twin, whose launches cost nothing: the
+GPU, levels of at most ``host_level_max_size`` vertices plus edges (the ensemble's contracted cores, the coarse
+levels of each cycle) are copied to the host once and clustered there by the CPU twin, whose launches cost nothing: the
 clusters are the same, only where each level runs changes.
 """
 
@@ -82,9 +82,12 @@ def _steps_of(level: dict):
     return _backend("gpu" if _on_gpu(level) else "cpu")
 
 
-def _placed(level: dict, host_level_max_edges: int) -> dict:
-    """``level``, copied to the host when it is a device level of at most ``host_level_max_edges`` edges."""
-    if host_level_max_edges <= 0 or not _on_gpu(level) or int(level["neighbors"].shape[0]) // 2 > host_level_max_edges:
+def _placed(level: dict, host_level_max_size: int) -> dict:
+    """``level``, copied to the host when it is a device level of at most ``host_level_max_size`` vertices plus
+    edges (the vertices count: the host's matching and local moving visit every vertex, isolated ones too)."""
+    if host_level_max_size <= 0 or not _on_gpu(level):
+        return level
+    if _num_vertices(level) + int(level["neighbors"].shape[0]) // 2 > host_level_max_size:
         return level
     return _backend("gpu").download_level(level)
 
@@ -98,7 +101,7 @@ def _on_level(level: dict, array):
 
 
 def _agglomerate(base: dict, config: ClusterConfig, seed: int, cycle: int, rows: list,
-                 host_level_max_edges: int) -> tuple[list, list, int]:
+                 host_level_max_size: int) -> tuple[list, list, int]:
     """Levels from ``base`` down to the last agglomerated one, the maps between them (each on the device of
     the finer level), and the index of the level whose own vertices (one cluster each) have the highest
     modularity."""
@@ -118,7 +121,7 @@ def _agglomerate(base: dict, config: ClusterConfig, seed: int, cycle: int, rows:
             mapping, num_coarse = steps.compact(moved)
         if num_coarse >= n * (1.0 - config.min_shrink) or num_coarse == n:
             break
-        coarse = _placed(steps.contract_level(level, mapping, num_coarse), host_level_max_edges)
+        coarse = _placed(steps.contract_level(level, mapping, num_coarse), host_level_max_size)
         levels.append(coarse)
         maps.append(mapping)
         coarse_steps = _steps_of(coarse)
@@ -130,7 +133,7 @@ def _agglomerate(base: dict, config: ClusterConfig, seed: int, cycle: int, rows:
 
 
 def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, seed: int, rows: list,
-              seconds: dict, host_level_max_edges: int):
+              seconds: dict, host_level_max_size: int):
     """Cycles of agglomeration and refinement from ``base`` (the finest level, or the finest contracted by
     ``base_map``) while modularity improves by more than ``config.min_improvement``. Returns the clusters
     on the finest level and 4Ω² times their modularity. ``steps`` are those of ``finest``."""
@@ -138,7 +141,7 @@ def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, 
     threshold = stale_threshold(finest["two_omega"], config.min_improvement)  # as local moving's rounds
     for cycle in range(max(1, config.cycles)):
         phase = time.perf_counter()
-        levels, maps, best_level = _agglomerate(base, config, seed, cycle, rows, host_level_max_edges)
+        levels, maps, best_level = _agglomerate(base, config, seed, cycle, rows, host_level_max_size)
         if base_map is not None:  # refine down to the input: its level and the map to the base go first
             levels, maps, best_level = [finest] + levels, [base_map] + maps, best_level + 1
         seconds["agglomeration"] += time.perf_counter() - phase
@@ -158,7 +161,7 @@ def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, 
         if small_gain:  # kept, but another cycle is not worth its contraction and refinement
             break
         base_map, num_clusters = steps.compact(clusters)
-        base = _placed(steps.contract_level(finest, base_map, num_clusters), host_level_max_edges)
+        base = _placed(steps.contract_level(finest, base_map, num_clusters), host_level_max_size)
     return best_clusters, best_value
 
 
@@ -168,16 +171,17 @@ def default_tries(num_edges: int) -> int:
 
 
 def _ensemble(steps, finest: dict, config: ClusterConfig, num_edges: int, rows: list, seconds: dict,
-              host_level_max_edges: int = 0):
+              host_level_max_size: int = 0):
     """The ensemble of :func:`cluster` on the level ``finest``: (the best clusters, 4Ω² times their
-    modularity). Coarser device levels of at most ``host_level_max_edges`` edges run on the host."""
+    modularity). Coarser device levels of at most ``host_level_max_size`` vertices plus edges run on the
+    host."""
     tries = config.tries or default_tries(num_edges)
     best_clusters = steps.identity(_num_vertices(finest))
     best_value = steps.scaled_modularity(finest, best_clusters)
     base, base_map = finest, None
     for ensemble_round in range(config.ensemble_rounds + 1):
         runs = [_v_cycles(steps, finest, base, base_map, config, config.seed + 1009 * ensemble_round + run, rows,
-                          seconds, host_level_max_edges) for run in range(tries)]
+                          seconds, host_level_max_size) for run in range(tries)]
         improved = False
         for clusters, value in runs:
             if value > best_value:
@@ -188,7 +192,7 @@ def _ensemble(steps, finest: dict, config: ClusterConfig, num_edges: int, rows: 
         for clusters, _ in runs[1:]:
             core = steps.intersect(core, clusters)
         base_map, num_core = steps.compact(core)
-        base = _placed(steps.contract_level(finest, base_map, num_core), host_level_max_edges)
+        base = _placed(steps.contract_level(finest, base_map, num_core), host_level_max_size)
     return best_clusters, best_value
 
 
@@ -204,7 +208,7 @@ def cluster_level(level: dict, config: ClusterConfig, device: str = "cpu"):
 
 
 def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str = "cpu",
-            host_level_max_edges: int | None = None) -> ClusterResult:
+            host_level_max_size: int | None = None) -> ClusterResult:
     """Cluster the vertices of ``graph`` for high modularity.
 
     ``config.tries`` independent runs (seeds seed, seed + 1, ...) form an ensemble; their core groups
@@ -219,18 +223,18 @@ def cluster(graph: Graph, config: ClusterConfig = ClusterConfig(), device: str =
     config : ClusterConfig
     device : {"cpu", "gpu"}
         ``cpu``: the njit twin; ``gpu``: numba.cuda kernels (needs a GPU and CuPy). Same clustering.
-    host_level_max_edges : int, optional
-        On the GPU, coarser levels of at most this many edges run on the host (default:
-        ``GraphPolicyConfig.cluster_host_level_max_edges``; 0 keeps every level on the device).
+    host_level_max_size : int, optional
+        On the GPU, coarser levels of at most this many vertices plus edges run on the host (default:
+        ``GraphPolicyConfig.cluster_host_level_max_size``; 0 keeps every level on the device).
     """
-    if host_level_max_edges is None:
-        host_level_max_edges = GraphPolicyConfig().cluster_host_level_max_edges
+    if host_level_max_size is None:
+        host_level_max_size = GraphPolicyConfig().cluster_host_level_max_size
     steps = _backend(device)
     started = time.perf_counter()
     finest, scale = steps.graph_level(graph)
     rows: list = []
     seconds = {"level": time.perf_counter() - started, "agglomeration": 0.0, "refinement": 0.0}
-    best_clusters, best_value = _ensemble(steps, finest, config, graph.num_edges, rows, seconds, host_level_max_edges)
+    best_clusters, best_value = _ensemble(steps, finest, config, graph.num_edges, rows, seconds, host_level_max_size)
     clusters, num_clusters = steps.first_appearance(best_clusters)
     two_omega = int(finest["two_omega"])
     if scale == 1.0:  # the level's weights are the graph's: its exact value, rounded once
