@@ -371,7 +371,9 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     The GPU path also partitions ``long_tailed(5000)``: its hubs reach the kernels for vertices of many nets,
     which a small random input never does. The parallel drivers, which only levels of
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
-    only when ``input_pins``, the size of the input to come, needs them, and flow-based refinement only with
+    only when ``input_pins``, the size of the input to come, needs them (the coarsening's parallel proposals
+    always: a coarse level's rating work reaches that bound on inputs of far fewer pins), and flow-based
+    refinement only with
     ``flows`` (a partition whose preset runs it). The GPU path's community detection on the device, which
     only inputs of more than ``policy.host_communities_max_nodes`` vertices plus nets (``input_nodes``; None:
     as many as ``input_pins``) take, likewise.
@@ -390,6 +392,8 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     if parallel_drivers:
         with all_parallel():
             partition(tiny, config=tiny_config, device="cpu")
+    else:
+        _coarsen_in_parallel(tiny, tiny_config)
     if device == "gpu":
         from .cuda.arrays import prepare_uploads
         from .generate import long_tailed
@@ -460,12 +464,26 @@ def _compile_beside_a_second_process(tiny: Hypergraph, config: PartitionConfig) 
     try:
         communities = detect_communities(tiny, config.communities, "cpu")
         coarsen(tiny, config.k, config.coarsening, config.epsilon, communities=communities.labels)
+        _coarsen_in_parallel(tiny, config, communities.labels)
         if config.flows.levels != "none":
             blocks = (np.arange(tiny.num_vertices) % config.k).astype(np.int32)
             bounds = np.full(config.k, max_block_weight(tiny.total_vertex_weight, config.k, config.epsilon))
             flow_refine(tiny, blocks, config.k, bounds, config.epsilon, config.flows, config.objective == "cut")
     finally:
         second.wait()
+
+
+def _coarsen_in_parallel(tiny: Hypergraph, config: PartitionConfig, communities=None) -> None:
+    """Coarsen ``tiny`` with the parallel drivers (on two numba threads or more): the parallel proposals, which
+    a level takes where its rating work (the sum of its rated nets' squared sizes) reaches
+    :data:`hgpart.parallel.SERIAL_BELOW`, on coarse levels of inputs of far fewer pins too."""
+    from .coarsening.coarsener import coarsen
+    from .parallel import all_parallel
+
+    if numba.get_num_threads() < 2:
+        return
+    with all_parallel():
+        coarsen(tiny, config.k, config.coarsening, config.epsilon, communities=communities)
 
 
 def _warm_up_pair_fm(hypergraph: Hypergraph) -> None:

@@ -123,7 +123,8 @@ def test_gpu_warm_up_compiles_the_device_community_detection():
 
 
 def test_warm_up_compiles_the_parallel_drivers():
-    """In a fresh process, ``warm_up`` for a small input leaves the parallel drivers alone; for a large one
+    """In a fresh process, ``warm_up`` for a small input leaves the parallel drivers alone but the coarsening's
+    proposals (a coarse level's rating work can need them on any input); for a large one
     (or any, without ``input_pins``), with the GPU path's pairwise-FM warm-up, it leaves every parallel driver
     of the partitioning compiled (or loaded from numba's cache), though its tiny input would only take the
     serial ones: a large input's first partition then spends no time compiling."""
@@ -144,8 +145,9 @@ def test_warm_up_compiles_the_parallel_drivers():
         "from hgpart import Hypergraph",
         "from hgpart.multilevel import warm_up, _warm_up_pair_fm",
         "from hgpart.coarsening.matching import _propose_parallel",
+        "from hgpart.refinement.label_propagation import _rate_parallel",
         "warm_up(input_pins=99_999)",
-        "print('small', len(_propose_parallel.signatures))",
+        "print('small', len(_propose_parallel.signatures), len(_rate_parallel.signatures))",
         "warm_up(input_pins=100_000)",
         "rng = np.random.default_rng(1)",
         "_warm_up_pair_fm(Hypergraph.from_pin_lists([rng.choice(60, 3, replace=False) for _ in range(90)], 60))",
@@ -156,6 +158,6 @@ def test_warm_up_compiles_the_parallel_drivers():
                             cwd=str(DATA.parent))
     assert output.returncode == 0, output.stderr[-3000:]
     small, *counts = [line.split() for line in output.stdout.splitlines()]
-    assert small == ["small", "0"], output.stdout
+    assert small == ["small", "1", "0"], output.stdout
     assert len(counts) == sum(len(names) for names in drivers.values())
     assert all(int(count) >= 1 for _, _, count in counts), output.stdout
