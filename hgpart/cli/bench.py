@@ -37,14 +37,15 @@ def _report(name: str, device_used: str, used_threads: int, **fields) -> dict:
             "device": device_used, "threads": used_threads, **fields}
 
 
-def rmat_options(minimum: int, default, help_text: str, edge_factor: int):
-    """--rmat N (a generated R-MAT graph) and --edge-factor, for the graph benches."""
+def rmat_options(minimum: int, default: tuple, help_text: str, edge_factor: int):
+    """--rmat N (generated R-MAT graphs, one per --rmat: a sweep of sizes in one report) and --edge-factor, for
+    the graph benches; ``rmat_n`` is a tuple."""
 
     def decorate(command):
         command = click.option("--edge-factor", type=click.IntRange(min=1), default=edge_factor, show_default=True,
                                help="R-MAT edges per vertex.")(command)
-        return click.option("--rmat", "rmat_n", type=click.IntRange(min=minimum), default=default,
-                            show_default=default is not None, help=help_text)(command)
+        return click.option("--rmat", "rmat_n", type=click.IntRange(min=minimum), multiple=True, default=default,
+                            show_default=bool(default), help=f"{help_text} Repeat for several.")(command)
 
     return decorate
 
@@ -156,7 +157,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
 @bench.command("cluster", epilog=epilog("hgpart bench cluster --device gpu --rmat 8388608 --save cluster.json"))
 @click.argument("files", nargs=-1)
 @device_option
-@rmat_options(2, None, "Also a generated R-MAT graph on this many vertices (rounded up to a power of two).", 16)
+@rmat_options(2, (), "Also a generated R-MAT graph on this many vertices (rounded up to a power of two).", 16)
 @repeat_option(1)
 @click.option("--tries", type=click.IntRange(min=0), default=0, show_default=True,
               help="hgpart's ensemble size (0: by graph size).")
@@ -174,8 +175,7 @@ def bench_cluster(files, device, rmat_n, edge_factor, repeat, tries, louvain_see
 
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     instances = [("file", path) for path in files or ([] if rmat_n else default_instances())]
-    if rmat_n:
-        instances.append(("rmat", rmat_n, edge_factor))
+    instances += [("rmat", n, edge_factor) for n in rmat_n]
     if not instances:
         raise InputError("no graphs: give FILES or --rmat, or run where ../shared/data or data/ holds them")
     jit_seconds = warm_up(device_used)
@@ -189,7 +189,7 @@ def bench_cluster(files, device, rmat_n, edge_factor, repeat, tries, louvain_see
 @device_option
 @click.option("--gnm", default="5000000:30000000", show_default=True,
               help="G(n, m) graphs as n:m pairs, comma-separated ('' for none).")
-@rmat_options(0, 4_194_304, "An R-MAT graph on this many vertices (0 for none).", 8)
+@rmat_options(0, (4_194_304,), "An R-MAT graph on this many vertices (0 for none).", 8)
 @click.option("--grid", "grid_side", type=click.IntRange(min=0), default=2236, show_default=True,
               help="A side x side grid with random weights (0 for none).")
 @repeat_option(3)
@@ -212,7 +212,7 @@ def bench_mst(files, device, gnm, rmat_n, edge_factor, grid_side, repeat, scipy_
         if not (n_text.isdigit() and m_text.isdigit()):
             raise InputError(f"--gnm takes n:m pairs, got {pair!r}")
         specs.append(("gnm", int(n_text), int(m_text)))
-    specs += [("rmat", rmat_n, edge_factor)] if rmat_n else []
+    specs += [("rmat", n, edge_factor) for n in rmat_n if n]
     specs += [("grid", grid_side)] if grid_side else []
     jit_seconds = warm_up(device_used)
     rows = run_mst_bench(specs, _devices(device_used, cpu_path), repeat, scipy_peer, reporter)
@@ -222,7 +222,7 @@ def bench_mst(files, device, gnm, rmat_n, edge_factor, grid_side, repeat, scipy_
 @bench.command("triangles", epilog=epilog("hgpart bench triangles --device gpu --rmat 8388608 --repeat 3"))
 @click.argument("files", nargs=-1)
 @device_option
-@rmat_options(0, 0, "Also an R-MAT graph on this many vertices (0 for none).", 16)
+@rmat_options(0, (), "Also an R-MAT graph on this many vertices (0 for none).", 16)
 @repeat_option(3)
 @bench_output_options
 @job_options
@@ -234,7 +234,7 @@ def bench_triangles(files, device, rmat_n, edge_factor, repeat, save, cpu_path, 
 
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     specs = [("file", path) for path in files or default_instances()]
-    specs += [("rmat", rmat_n, edge_factor)] if rmat_n else []
+    specs += [("rmat", n, edge_factor) for n in rmat_n if n]
     if not specs:
         raise InputError("no graphs: give FILES or --rmat, or run where ../shared/data holds the SNAP graphs")
     jit_seconds = warm_up(device_used)

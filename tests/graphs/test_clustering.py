@@ -337,11 +337,14 @@ def test_bench_cluster_json(tmp_path):
     assert row["cpu modularity"] >= 0.41 and row["best known"] == 0.4198 and row["louvain modularity"] > 0.3
     assert_end_to_end(row, "cpu")
     assert row["cpu phases"]["level"] > 0
-    generated = run("bench", "cluster", "--rmat", "256", "--louvain-seeds", "0", "--json", "--device", "cpu")
+    generated = run("bench", "cluster", "--rmat", "256", "--rmat", "512", "--louvain-seeds", "0", "--json",
+                    "--device", "cpu")  # a sweep of sizes: one row each
     assert generated.exit_code == 0, generated.output
-    (row,) = json.loads(generated.stdout)["instances"]
-    assert row["instance"] == "rmat 256" and row["edges"] > 1000
-    assert_end_to_end(row, "cpu")  # read from a Matrix Market file of the generated graph
+    rows = json.loads(generated.stdout)["instances"]
+    assert [row["instance"] for row in rows] == ["rmat 256", "rmat 512"]
+    assert 1000 < rows[0]["edges"] < rows[1]["edges"]
+    for row in rows:
+        assert_end_to_end(row, "cpu")  # read from a Matrix Market file of the generated graph
 
 
 @pytest.mark.parametrize("name", CLUSTER_KERNELS)
