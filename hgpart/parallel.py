@@ -26,10 +26,12 @@ SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver i
 _ALL_PARALLEL = [False]   # set by all_parallel()
 
 
-def runs_serially(work: int) -> bool:
-    """Whether ``work`` items go to the serial driver: small work (unless within :func:`all_parallel`), or a
+def runs_serially(work: int, below: int | None = None) -> bool:
+    """Whether ``work`` items go to the serial driver: fewer than ``below`` (default :data:`SERIAL_BELOW`; the
+    kernels of another algorithm may have a bound of their own) unless within :func:`all_parallel`, or a
     one-thread caller."""
-    return numba.get_num_threads() == 1 or (work < SERIAL_BELOW and not _ALL_PARALLEL[0])
+    bound = SERIAL_BELOW if below is None else below
+    return numba.get_num_threads() == 1 or (work < bound and not _ALL_PARALLEL[0])
 
 
 @contextmanager

@@ -117,18 +117,30 @@ def test_contraction_equals_its_numpy_definition(seed):
     np.testing.assert_array_equal(coarse["zeta"], np.bincount(mapping, level["zeta"], num_coarse).astype(np.int64))
 
 
-def test_scratch_budget_lowers_threads_not_results(monkeypatch):
-    """With no room for a second thread's scratch rows the CPU twin runs on one thread, with the same
-    clustering, and gives numba its thread count back."""
-    graph = random_graph(4, n=150, m=500)
+def test_threads_follow_the_level_size_and_the_scratch_budget_not_the_results(monkeypatch):
+    """The CPU twin runs a level below SERIAL_LEVEL_BELOW vertices plus entries on one thread, larger ones (here forced
+    by ``all_parallel``) on all of numba's threads, and on one where no second thread's scratch rows fit: the
+    same clustering each time, and numba gets its thread count back."""
+    from hgpart.parallel import all_parallel
+
     threads = numba.get_num_threads()
-    expected = cluster(graph, ClusterConfig(tries=2))
-    monkeypatch.setattr(host_moving, "SCRATCH_BYTES", 1)
-    with host_moving.threads_for_scratch(8) as used:
-        assert used == 1 and numba.get_num_threads() == 1
-    single = cluster(graph, ClusterConfig(tries=2))
-    assert np.array_equal(single.clusters, expected.clusters) and single.modularity == expected.modularity
-    assert numba.get_num_threads() == threads
+    for graph in (random_graph(4, n=150, m=500), read_graph(str(DATA / "lesmis.graph"))):
+        level, _ = integer_level(graph)
+        with host_moving.threads_for_level(level, 8) as used:
+            assert used == 1 and numba.get_num_threads() == 1
+        serial = cluster(graph, ClusterConfig(tries=2))
+        with all_parallel():
+            with host_moving.threads_for_level(level, 8) as used:
+                assert used == threads and numba.get_num_threads() == threads
+            parallel = cluster(graph, ClusterConfig(tries=2))
+            with monkeypatch.context() as patch:
+                patch.setattr(host_moving, "SCRATCH_BYTES", 1)
+                with host_moving.threads_for_level(level, 8) as used:
+                    assert used == 1 and numba.get_num_threads() == 1
+                single = cluster(graph, ClusterConfig(tries=2))
+        for result in (parallel, single):
+            assert np.array_equal(result.clusters, serial.clusters) and result.modularity == serial.modularity
+        assert numba.get_num_threads() == threads
 
 
 def test_local_moving_revisits_movers_and_their_neighbours_only():

@@ -50,7 +50,7 @@ from numba import int64
 from ..modularity import integer_level
 from . import common
 from .common import PROPOSE, SATELLITE, intersect, project, round_salt
-from .host_moving import local_moving, scaled_modularity, threads_for_scratch
+from .host_moving import local_moving, scaled_modularity, threads_for_level
 
 __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level", "local_moving",
            "scaled_modularity", "first_appearance", "graph_level", "identity", "no_targets", "project", "compact",
@@ -142,11 +142,12 @@ def match_clusters(level: dict, seed: int, depth: int, rounds: int) -> np.ndarra
     partner = np.full(n, -1, dtype=np.int32)
     proposal, response = np.empty(n, dtype=np.int32), np.empty(n, dtype=np.int32)
     proposal_gain, response_gain = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
-    for round_index in range(rounds):
-        blue = colours(round_salt(seed, depth, round_index), n)
-        if _match_round(level["offsets"], level["neighbors"], level["weights"], level["two_omega"], level["zeta"],
-                        partner, blue, proposal, proposal_gain, response, response_gain) == 0:
-            break
+    with threads_for_level(level):
+        for round_index in range(rounds):
+            blue = colours(round_salt(seed, depth, round_index), n)
+            if _match_round(level["offsets"], level["neighbors"], level["weights"], level["two_omega"],
+                            level["zeta"], partner, blue, proposal, proposal_gain, response, response_gain) == 0:
+                break
     return partner
 
 
@@ -312,7 +313,7 @@ def contract_level(level: dict, mapping: np.ndarray, num_coarse: int) -> dict:
     dict
         The coarse level; its ``two_omega`` is the level's.
     """
-    with threads_for_scratch(9 * num_coarse) as threads:  # a link (int64) and a seen flag per coarse vertex
+    with threads_for_level(level, 9 * num_coarse) as threads:  # a link (int64) and a seen flag per coarse vertex
         offsets, neighbors, weights, loops, zeta = _contract(level["offsets"], level["neighbors"], level["weights"],
                                                              level["loops"], level["zeta"], mapping, num_coarse,
                                                              threads)

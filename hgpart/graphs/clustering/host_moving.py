@@ -15,22 +15,29 @@ import numba
 import numpy as np
 from numba import int64
 
-from ...parallel import fetch_add
+from ...parallel import fetch_add, runs_serially
 from . import common
 from .common import ACTIVE_ROUNDS, next_stale, stale_threshold
 
 SCRATCH_BYTES = 1 << 31  # the per-thread dense scratch of contraction and local moving stays within this
+SERIAL_LEVEL_BELOW = 10_000  # vertices plus entries under which a level runs on one thread (docs/tuning.md)
 CHUNK = 512  # vertices (coarse vertices) a thread takes at a time from a shared counter
 
 move_gain = numba.njit(common.move_gain)
 
 
 @contextlib.contextmanager
-def threads_for_scratch(row_bytes: int):
-    """Run the block on at most as many numba threads as dense scratch rows of ``row_bytes`` (one per thread)
-    fit in SCRATCH_BYTES; yields that count. Local moving and contraction (:mod:`.host`) keep such rows."""
+def threads_for_level(level: dict, row_bytes: int = 0):
+    """Run the block on one numba thread for a level of fewer than SERIAL_LEVEL_BELOW vertices plus entries
+    (starting the threads of each parallel loop would cost more than its work: a small level's every round and
+    step is such a loop), else on at most as many as dense scratch rows of ``row_bytes`` (one per thread) fit
+    in SCRATCH_BYTES; yields that count. Local moving, contraction and matching (:mod:`.host`) run under it."""
     available = numba.get_num_threads()
-    threads = max(1, min(available, SCRATCH_BYTES // max(1, row_bytes)))
+    size = level["offsets"].shape[0] - 1 + level["neighbors"].shape[0]
+    if runs_serially(size, SERIAL_LEVEL_BELOW):
+        threads = 1
+    else:
+        threads = max(1, min(available, SCRATCH_BYTES // max(1, row_bytes)))
     numba.set_num_threads(threads)
     try:
         yield threads
@@ -80,7 +87,8 @@ def _scaled_value(level: dict, inside: int, cluster_zeta: np.ndarray) -> int:
 
 
 def _inside(level: dict, clusters: np.ndarray) -> int:
-    return int(_inside_weight(level["offsets"], level["neighbors"], level["weights"], level["loops"], clusters))
+    with threads_for_level(level):
+        return int(_inside_weight(level["offsets"], level["neighbors"], level["weights"], level["loops"], clusters))
 
 
 def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
@@ -271,7 +279,7 @@ def local_moving(level: dict, clusters: np.ndarray, rounds: int, stale_rounds: i
         4Ω² times its modularity.
     """
     max_degree = int(np.max(np.diff(level["offsets"]))) if clusters.shape[0] else 0
-    with threads_for_scratch(8 * clusters.shape[0] + 4 * max_degree) as threads:
+    with threads_for_level(level, 8 * clusters.shape[0] + 4 * max_degree) as threads:
         return _local_moving(level, clusters, rounds, stale_rounds, min_improvement, threads, max_degree)
 
 
