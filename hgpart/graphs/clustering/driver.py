@@ -11,8 +11,8 @@ while modularity improves.
 
 Both devices run the same steps with the same integer arithmetic, so they return the same clustering. On the
 GPU, levels of at most ``host_level_max_size`` vertices plus edges (the ensemble's contracted cores, the coarse
-levels of each cycle) are copied to the host once and clustered there by the CPU twin, whose launches cost nothing: the
-clusters are the same, only where each level runs changes.
+levels of each cycle) are copied to the host once and clustered there by the CPU twin, whose launches cost
+nothing: the clusters are the same, only where each level runs changes.
 """
 
 from __future__ import annotations
