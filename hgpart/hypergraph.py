@@ -46,6 +46,25 @@ def _upper_edges(offsets, neighbors, weights, chunks):
     return sources, targets, upper_weights
 
 
+SHORT_SEGMENT = 32  # segments up to this long are sorted by insertion
+
+
+@numba.njit(inline="always")
+def sort_segment(values, begin, end):
+    """Sort ``values[begin:end]`` in place: short segments by insertion, without the slice (its reference
+    counts, call and allocation cost more than sorting a few values), longer ones by numpy's sort."""
+    if end - begin > SHORT_SEGMENT:
+        values[begin:end].sort()
+        return
+    for p in range(begin + 1, end):
+        value = values[p]
+        q = p
+        while q > begin and values[q - 1] > value:
+            values[q] = values[q - 1]
+            q -= 1
+        values[q] = value
+
+
 @numba.njit(cache=True, nogil=True)
 def _sort_dedup_segments(offsets, values):
     """Sort each segment ``values[offsets[i]:offsets[i+1]]`` and drop repeats.
@@ -57,16 +76,7 @@ def _sort_dedup_segments(offsets, values):
     work = values.copy()
     for s in numba.prange(num_segments):
         begin, end = offsets[s], offsets[s + 1]
-        if end - begin > 32:
-            work[begin:end].sort()
-        else:  # insertion sort in place: np.sort allocates, which dominates for short segments
-            for p in range(begin + 1, end):
-                value = work[p]
-                q = p
-                while q > begin and work[q - 1] > value:
-                    work[q] = work[q - 1]
-                    q -= 1
-                work[q] = value
+        sort_segment(work, begin, end)
         count = 0
         for p in range(begin, end):
             if p == begin or work[p] != work[p - 1]:

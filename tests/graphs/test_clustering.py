@@ -10,6 +10,7 @@ from hgpart.errors import InputError
 from hgpart.graphs.clustering import cluster, host, host_moving
 from hgpart.graphs.clustering.common import RESPOND
 from hgpart.graphs.modularity import integer_level, modularity, weight_scale
+from hgpart.hypergraph import SHORT_SEGMENT
 from hgpart.io import read_graph
 
 from ..conftest import DATA, SHARED
@@ -100,7 +101,7 @@ def test_contraction_equals_its_numpy_definition(seed):
     mapping = rng.permutation(np.concatenate([np.arange(num_coarse), rest])).astype(np.int32)
     coarse = host.contract_level(level, mapping, num_coarse)
     if seed % 2:  # one coarse vertex of 31 members: a row longer than the insertion sort takes
-        assert np.max(np.diff(coarse["offsets"])) > host.SHORT_ROW
+        assert np.max(np.diff(coarse["offsets"])) > SHORT_SEGMENT
     rows = np.repeat(np.arange(graph.num_vertices), np.diff(level["offsets"]))
     coarse_rows, coarse_neighbors = mapping[rows], mapping[level["neighbors"]]
     across = coarse_rows != coarse_neighbors

@@ -210,3 +210,26 @@ def test_chunk_plan_gives_each_chunk_its_vertex():
         np.testing.assert_array_equal(chunk_vertex, expected)
         busy = np.flatnonzero(degrees > 0)
         np.testing.assert_array_equal(chunk_first[busy], np.searchsorted(chunk_vertex, busy))
+
+
+def test_orientation_equals_its_definition():
+    """orient_cpu against numpy: N+(x) = the ranks above x among x's neighbours, ascending; rows both
+    shorter and longer than the insertion sort's bound (a clique of 50 gives rows up to 49 long)."""
+    from hgpart.graphs.triangles.host import orient_cpu
+    from hgpart.graphs.triangles.plan import rank_vertices
+    from hgpart.hypergraph import SHORT_SEGMENT
+
+    rng = np.random.default_rng(5)
+    n = 400
+    clique_sources, clique_targets = np.triu_indices(50, 1)
+    graph = Graph.from_edges(n, np.concatenate([rng.integers(0, n, 1500), clique_sources]),
+                             np.concatenate([rng.integers(0, n, 1500), clique_targets]))
+    rank, order = rank_vertices(np.diff(graph.offsets))
+    out_offsets, out_neighbors = orient_cpu(graph.offsets, graph.neighbors, rank, order)
+    lengths = []
+    for x in range(n):
+        row = rank[graph.neighbors[graph.offsets[order[x]]:graph.offsets[order[x] + 1]]]
+        expected = np.sort(row[row > x])
+        np.testing.assert_array_equal(out_neighbors[out_offsets[x]:out_offsets[x + 1]], expected)
+        lengths.append(expected.shape[0])
+    assert max(lengths) > SHORT_SEGMENT > 2 and sum(length > 2 for length in lengths) > 50

@@ -47,6 +47,7 @@ import numba
 import numpy as np
 from numba import int64
 
+from ...hypergraph import sort_segment
 from ..modularity import integer_level
 from . import common
 from .common import PROPOSE, SATELLITE, intersect, project, round_salt
@@ -58,7 +59,6 @@ __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level",
 
 candidate_gain = numba.njit(inline="always")(common.candidate_gain)
 colour_bit = numba.njit(common.colour_bit)
-SHORT_ROW = 32  # coarse rows of at most this many neighbours are sorted by insertion in contraction
 
 
 @numba.njit(cache=True)
@@ -271,16 +271,7 @@ def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, thr
                         count += 1
                     link[thread, cu] += weights[p]
         coarse_loops[c] += inside
-        if count > SHORT_ROW:
-            bound_neighbors[start:start + count].sort()
-        else:  # most rows: an insertion sort in place, without a slice's reference counts and call
-            for i in range(start + 1, start + count):
-                key = bound_neighbors[i]
-                j = i - 1
-                while j >= start and bound_neighbors[j] > key:
-                    bound_neighbors[j + 1] = bound_neighbors[j]
-                    j -= 1
-                bound_neighbors[j + 1] = key
+        sort_segment(bound_neighbors, start, start + count)
         for i in range(start, start + count):
             cu = bound_neighbors[i]
             bound_weights[i] = link[thread, cu]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ...hypergraph import sort_segment
 from . import common
 from .plan import TrianglePlan
 
@@ -41,7 +42,7 @@ def orient_cpu(offsets, neighbors, rank, order):
             if neighbor > x:
                 out_neighbors[position] = neighbor
                 position += 1
-        out_neighbors[out_offsets[x]:position].sort()
+        sort_segment(out_neighbors, out_offsets[x], position)  # most rows are short
     return out_offsets, out_neighbors
 
 
