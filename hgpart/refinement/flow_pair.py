@@ -320,14 +320,25 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
                 partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha, max_distance,
                 max_net_size, workspace):
     """Flow refinement between blocks a and b, from the nets ``nets`` (int64[]) cut between them; updates
-    ``partition`` and ``block_weights`` in place and returns the objective's improvement (>= 0): regions
-    around the cut while they improve it, alpha halved after one whose better cuts are all unbalanced.
+    ``partition`` and ``block_weights`` in place: regions around the cut while they improve it, alpha halved
+    after one whose better cuts are all unbalanced.
 
     ``workspace`` is (stamp int64[1], mark int64[n], node_of int64[n], distance int64[n], queue int64[n],
-    region int64[n], net_mark int64[m], touched int64[m]), shared by the calls of one thread."""
+    region int64[n], net_mark int64[m], touched int64[m]), shared by the calls of one thread.
+
+    Returns
+    -------
+    gained : int
+        The objective's improvement (>= 0).
+    settled : bool
+        Whether the result was reached at the ``alpha`` given (no improvement at a halved alpha), so that
+        refining the pair again from it, while its two blocks stay as they are, repeats the same regions and
+        changes nothing: :func:`.flows.flow_rounds` then skips the pair."""
     stamp_box, mark = workspace[0], workspace[1]
     result = np.zeros(7, dtype=np.int64)
     gained = 0
+    start_alpha = alpha
+    settled = True
     while alpha >= 1.0:
         stamp_box[0] += 1
         seeds, nets = _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamp_box[0],
@@ -343,8 +354,9 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
         if result[0] != IMPROVED:
             break
         gained += result[1] - result[2]
+        settled = alpha == start_alpha
         nets = _take_cut(a, b, nets, workspace, result, partition, block_weights)
-    return gained
+    return gained, settled
 
 
 @numba.njit(cache=True, parallel=True)
@@ -356,10 +368,13 @@ def refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offset
     alpha is found beside those at alpha / 2, alpha / 4, ... (as many as there are threads and alphas of at
     least 1) that would follow it were its better cuts all unbalanced; the partition is then unchanged, so
     all start from the same state, and the first that is not unbalanced is taken. For a pair that has the
-    threads to itself (alone in its round: always with k = 2, where the others would idle)."""
+    threads to itself (alone in its round: always with k = 2, where the others would idle). Returns (gained,
+    settled) as :func:`refine_pair`."""
     threads = stamps.shape[0]
     results = np.zeros((threads, 7), dtype=np.int64)
     gained = 0
+    start_alpha = alpha
+    settled = True
     while alpha >= 1.0:
         stamps[0, 0] += 1
         seeds, nets = _boundary(nets, a, b, net_offsets, pin_vertices, partition, max_net_size, stamps[0, 0],
@@ -385,7 +400,8 @@ def refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offset
         if results[chosen, 0] != IMPROVED:
             break
         gained += results[chosen, 1] - results[chosen, 2]
+        settled = alpha == start_alpha
         nets = _take_cut(a, b, nets, (stamps[chosen], marks[chosen], nodes_of[chosen], distances[chosen],
                                       queues[chosen], regions[chosen], net_marks[chosen], touched[chosen]),
                          results[chosen], partition, block_weights)
-    return gained
+    return gained, settled

@@ -114,9 +114,11 @@ def _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vert
     """:func:`refine_pair` on each pair of ``pairs`` (int64[], a * k + b) as if one after the other, on the
     workspaces' threads (one row each): a thread takes the next pair in order and starts it once the pairs
     before it that hold one of its blocks are done. A pair reads and writes only its two blocks, so it sees
-    what it would see in order, whatever ran beside it. Returns the gains (int64[len(pairs)])."""
+    what it would see in order, whatever ran beside it. Returns the gains (int64[len(pairs)]) and whether each
+    pair settled (bool[len(pairs)], see :func:`.flow_pair.refine_pair`)."""
     before = _predecessors(pairs, k)
     gains = np.zeros(pairs.shape[0], dtype=np.int64)
+    settled = np.zeros(pairs.shape[0], dtype=np.bool_)
     done = np.zeros(pairs.shape[0], dtype=np.int64)
     taken = np.zeros(1, dtype=np.int64)
     for t in numba.prange(stamps.shape[0]):
@@ -131,12 +133,12 @@ def _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vert
                     while load_acquire(done, before[i, side]) == 0:
                         pass
             pair = pairs[i]
-            gains[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
+            gains[i], settled[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
                                    pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                                    block_weights, max_block_weights, movable, cut_objective, epsilon, alpha,
                                    max_distance, max_net_size, workspace)
             store_release(done, i, 1)
-    return gains
+    return gains, settled
 
 
 @numba.njit(cache=True, nogil=True)
@@ -147,7 +149,9 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
     ``threads`` threads (:func:`_refine_pairs_in_order`; the result does not depend on their number). A pair is
     taken again only once its cut weight has changed since it last gained nothing, and never while its cut
     weighs at most ``min_pair_cut``; rounds stop once one improves ``objective`` (its value before) by less
-    than ``min_improvement`` of it. ``partition`` and ``block_weights`` are updated in place; returns the total
+    than ``min_improvement`` of it. A pair that settled (:func:`.flow_pair.refine_pair`) is not taken again
+    while neither of its blocks has changed since: it would repeat its last regions for nothing (with k = 2,
+    the whole second round). ``partition`` and ``block_weights`` are updated in place; returns the total
     improvement."""
     n = vertex_offsets.shape[0] - 1
     m = net_offsets.shape[0] - 1
@@ -157,31 +161,42 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
     regions = np.zeros((threads, n), dtype=np.int64)
     net_marks, touched = np.zeros((threads, m), dtype=np.int64), np.zeros((threads, m), dtype=np.int64)
     unchanged_since = np.full(k * k, -1, dtype=np.int64)  # a pair's cut weight when it last gained nothing
+    changes = np.zeros(k, dtype=np.int64)  # how often each block has changed
+    settled_at = np.full((k * k, 2), -1, dtype=np.int64)  # a settled pair's blocks' changes when it settled
     total = 0
     for _ in range(rounds):
         offsets, nets, weights = pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
         order = np.argsort(-weights, kind="mergesort")
         wanted = np.zeros(order.shape[0], dtype=np.bool_)
         for i in range(order.shape[0]):
-            wanted[i] = weights[order[i]] > min_pair_cut and weights[order[i]] != unchanged_since[order[i]]
+            pair = order[i]
+            unchanged = settled_at[pair, 0] == changes[pair // k] and settled_at[pair, 1] == changes[pair % k]
+            wanted[i] = weights[pair] > min_pair_cut and weights[pair] != unchanged_since[pair] and not unchanged
         pairs = _in_batch_order(order[wanted], k)
         if pairs.shape[0] == 1 and threads >= 2:  # one pair: the threads speculate on its next alpha
             pair = pairs[0]
-            gains = np.full(1, refine_pair_speculating(
+            gain, settled_one = refine_pair_speculating(
                 pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets, pin_vertices,
                 vertex_offsets, incident_nets, net_weights, vertex_weights, partition, block_weights,
                 max_block_weights, movable, cut_objective, epsilon, alpha, max_distance, max_net_size, stamps,
-                marks, nodes_of, distances, queues, regions, net_marks, touched), dtype=np.int64)
+                marks, nodes_of, distances, queues, regions, net_marks, touched)
+            gains, settled = np.full(1, gain, dtype=np.int64), np.full(1, settled_one, dtype=np.bool_)
         else:
-            gains = _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vertex_offsets,
+            gains, settled = _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vertex_offsets,
                                            incident_nets, net_weights, vertex_weights, partition, block_weights,
                                            max_block_weights, k, movable, cut_objective, epsilon, alpha,
                                            max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
                                            regions, net_marks, touched)
         gained = 0
-        for j in range(pairs.shape[0]):
+        for j in range(pairs.shape[0]):  # in the order the pairs ran: a later pair's change unsettles an earlier
+            pair = pairs[j]
             gained += gains[j]
-            unchanged_since[pairs[j]] = weights[pairs[j]] if gains[j] == 0 else -1
+            unchanged_since[pair] = weights[pair] if gains[j] == 0 else -1
+            if gains[j] > 0:
+                changes[pair // k] += 1
+                changes[pair % k] += 1
+            if settled[j]:
+                settled_at[pair, 0], settled_at[pair, 1] = changes[pair // k], changes[pair % k]
         total += gained
         if gained <= min_improvement * max(objective - total + gained, 1):
             break
