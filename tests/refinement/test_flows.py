@@ -55,7 +55,7 @@ def closest_cuts_of_scipys_flow(nodes, tails, heads, capacities, source, sink):
 def layered_network(rng, layers, width):
     """Arcs of a network whose source (node 0) feeds the first of ``layers`` layers of ``width`` nodes, each
     node feeding three of the next layer, the last layer feeding the sink, plus arcs between random nodes:
-    long augmenting paths that make the maximum flow relabel often (globally too) and meet gaps."""
+    long augmenting paths, deep search trees and many orphans to adopt or free."""
     sink = layers * width + 1
     tails = [np.zeros(width, dtype=np.int64)]
     heads = [np.arange(1, width + 1)]
@@ -70,8 +70,28 @@ def layered_network(rng, layers, width):
     return sink + 1, np.concatenate(tails), np.concatenate(heads)
 
 
+def search_trees_then_labels(budget):
+    """A maximum flow by the search trees until ``budget`` arc scans, then distance labels from there."""
+    from hgpart.refinement.max_flow import _augment_by_distance_labels, _augment_by_search_trees
+
+    def flow(offsets, targets, residual, reverse, source, sink):
+        total, finished = _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, budget)
+        if not finished:
+            total += _augment_by_distance_labels(offsets, targets, residual, reverse, source, sink)
+        return total
+    return flow
+
+
+MAX_FLOWS = {"max_flow": max_flow, "search trees alone": search_trees_then_labels(1 << 62),
+             "labels after one augmentation": search_trees_then_labels(0),
+             "labels after a few": search_trees_then_labels(40)}
+
+
+@pytest.mark.parametrize("how", list(MAX_FLOWS))
 @pytest.mark.parametrize("seed", range(24))
-def test_max_flow_equals_scipys_and_finds_the_same_closest_minimum_cuts(seed):
+def test_max_flow_equals_scipys_and_finds_the_same_closest_minimum_cuts(seed, how):
+    """Each way to a maximum flow (the search trees alone, distance labels from a partial flow of theirs, and
+    max_flow's choice) against scipy's: the value and the minimum cuts closest to either terminal."""
     rng = np.random.default_rng(seed)
     if seed < 12:
         nodes = int(rng.integers(2, 30))
@@ -83,7 +103,7 @@ def test_max_flow_equals_scipys_and_finds_the_same_closest_minimum_cuts(seed):
     tails, heads = tails[keep].astype(np.int64), heads[keep].astype(np.int64)
     capacities = rng.integers(0, 20, tails.size).astype(np.int64)
     offsets, targets, residual, reverse = residual_graph(nodes, tails, heads, capacities)
-    value = max_flow(offsets, targets, residual, reverse, 0, nodes - 1)
+    value = MAX_FLOWS[how](offsets, targets, residual, reverse, 0, nodes - 1)
     expected, reached, reaching = closest_cuts_of_scipys_flow(nodes, tails, heads, capacities, 0, nodes - 1)
     assert value == expected
     np.testing.assert_array_equal(source_side(offsets, targets, residual, reverse, 0), reached)
