@@ -12,6 +12,7 @@ import numba
 import numpy as np
 
 from .errors import InputError
+from .parallel import pick
 
 INT32_MAX = np.iinfo(np.int32).max
 MERGE_RULES = ("sum", "min", "max")
@@ -65,6 +66,30 @@ def sort_segment(values, begin, end):
         values[q] = value
 
 
+@numba.njit(inline="always")
+def _sort_count_range(offsets, work, new_counts, first, last):
+    """Sort the segments first..last-1 of ``work`` in place; new_counts[s + 1] = segment s's distinct values."""
+    for s in range(first, last):
+        begin, end = offsets[s], offsets[s + 1]
+        sort_segment(work, begin, end)
+        count = 0
+        for p in range(begin, end):
+            if p == begin or work[p] != work[p - 1]:
+                count += 1
+        new_counts[s + 1] = count
+
+
+@numba.njit(inline="always")
+def _copy_distinct_range(offsets, work, new_offsets, out, first, last):
+    """The distinct values of the sorted segments first..last-1 of ``work`` into ``out`` at new_offsets."""
+    for s in range(first, last):
+        q = new_offsets[s]
+        for p in range(offsets[s], offsets[s + 1]):
+            if p == offsets[s] or work[p] != work[p - 1]:
+                out[q] = work[p]
+                q += 1
+
+
 @numba.njit(cache=True, nogil=True)
 def _sort_dedup_segments(offsets, values):
     """Sort each segment ``values[offsets[i]:offsets[i+1]]`` and drop repeats.
@@ -74,23 +99,31 @@ def _sort_dedup_segments(offsets, values):
     num_segments = offsets.shape[0] - 1
     new_counts = np.zeros(num_segments + 1, dtype=np.int64)
     work = values.copy()
-    for s in numba.prange(num_segments):
-        begin, end = offsets[s], offsets[s + 1]
-        sort_segment(work, begin, end)
-        count = 0
-        for p in range(begin, end):
-            if p == begin or work[p] != work[p - 1]:
-                count += 1
-        new_counts[s + 1] = count
+    _sort_count_range(offsets, work, new_counts, 0, num_segments)
     new_offsets = np.cumsum(new_counts)
     out = np.empty(new_offsets[-1], dtype=values.dtype)
-    for s in numba.prange(num_segments):
-        begin, end = offsets[s], offsets[s + 1]
-        q = new_offsets[s]
-        for p in range(begin, end):
-            if p == begin or work[p] != work[p - 1]:
-                out[q] = work[p]
-                q += 1
+    _copy_distinct_range(offsets, work, new_offsets, out, 0, num_segments)
+    return new_offsets, out
+
+
+SEGMENT_CHUNK = 1024  # segments a parallel iteration takes
+
+
+@numba.njit(cache=True, parallel=True)
+def sort_dedup_segments_parallel(offsets, values):
+    """:func:`_sort_dedup_segments` on numba's threads, ``SEGMENT_CHUNK`` segments an iteration (the parallel
+    driver of :func:`..parallel.pick`; the same result)."""
+    num_segments = offsets.shape[0] - 1
+    chunks = (num_segments + SEGMENT_CHUNK - 1) // SEGMENT_CHUNK
+    new_counts = np.zeros(num_segments + 1, dtype=np.int64)
+    work = values.copy()
+    for c in numba.prange(chunks):
+        _sort_count_range(offsets, work, new_counts, c * SEGMENT_CHUNK, min((c + 1) * SEGMENT_CHUNK, num_segments))
+    new_offsets = np.cumsum(new_counts)
+    out = np.empty(new_offsets[-1], dtype=values.dtype)
+    for c in numba.prange(chunks):
+        _copy_distinct_range(offsets, work, new_offsets, out, c * SEGMENT_CHUNK,
+                             min((c + 1) * SEGMENT_CHUNK, num_segments))
     return new_offsets, out
 
 
@@ -231,7 +264,8 @@ class Hypergraph:
         pins = pins.astype(np.int32) - np.int32(low) if one_based else pins.astype(np.int32, copy=False)
         vertex_weights = _as_weights(vertex_weights, num_vertices, "vertex weights")
         net_weights = _as_weights(net_weights, num_nets, "net weights")
-        net_offsets, pins = _sort_dedup_segments(net_offsets, np.ascontiguousarray(pins))
+        net_offsets, pins = pick(pins.shape[0], _sort_dedup_segments, sort_dedup_segments_parallel)(
+            net_offsets, np.ascontiguousarray(pins))
         vertex_offsets, incident_nets = transpose_csr(net_offsets, pins, num_vertices)
         return cls(net_offsets, pins, vertex_offsets, incident_nets, vertex_weights, net_weights)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, transpose_csr
+from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, sort_dedup_segments_parallel, transpose_csr
 from ..parallel import pick, runs_serially
 
 
@@ -146,10 +146,10 @@ def _keep_segments(offsets, values, keep):
 
 
 @numba.njit(cache=True, nogil=True)
-def _contract_nets(net_offsets, mapped, net_weights):
-    """Eq. 3 on the mapped pins: each net's pins sorted and merged, nets left with fewer than two pins
-    dropped. Returns (offsets int64[m' + 1], pins int32[p'], weights int64[m'])."""
-    offsets, pins = _sort_dedup_segments(net_offsets, mapped)
+def _contract_nets(offsets, pins, net_weights):
+    """Eq. 3 on the mapped pins, each net's already sorted and merged (:func:`..hypergraph._sort_dedup_segments`):
+    nets left with fewer than two pins dropped. Returns (offsets int64[m' + 1], pins int32[p'], weights
+    int64[m'])."""
     keep = (offsets[1:] - offsets[:-1]) >= 2
     offsets, pins = _keep_segments(offsets, pins, keep)
     return offsets, pins, net_weights[keep]
@@ -171,7 +171,8 @@ def _finish_contraction(offsets, pins, weights, hashes, order, cluster, vertex_w
 def _contract_serial(net_offsets, pin_vertices, net_weights, vertex_weights, cluster, num_clusters):
     """:func:`contract` in one call without the GIL, for inputs that :func:`..parallel.runs_serially` (the
     initial partitioning's bisections, on many threads at once): the serial drivers."""
-    offsets, pins, weights = _contract_nets(net_offsets, _map_pins_serial(pin_vertices, cluster), net_weights)
+    offsets, pins, weights = _contract_nets(*_sort_dedup_segments(net_offsets, _map_pins_serial(pin_vertices, cluster)),
+                                            net_weights)
     hashes = _net_hashes_serial(offsets, pins)
     return _finish_contraction(offsets, pins, weights, hashes, _stable_order(hashes), cluster, vertex_weights,
                                num_clusters)
@@ -189,8 +190,8 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
     if runs_serially(hypergraph.num_pins):
         return Hypergraph(*_contract_serial(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
                                             hypergraph.vertex_weights, cluster, num_clusters))
-    offsets, pins, weights = _contract_nets(hypergraph.net_offsets,
-                                            _map_pins_parallel(hypergraph.pin_vertices, cluster),
+    mapped = _map_pins_parallel(hypergraph.pin_vertices, cluster)
+    offsets, pins, weights = _contract_nets(*sort_dedup_segments_parallel(hypergraph.net_offsets, mapped),
                                             hypergraph.net_weights)
     hashes = pick(pins.shape[0], _net_hashes_serial, _net_hashes_parallel)(offsets, pins)
     return Hypergraph(*_finish_contraction(offsets, pins, weights, hashes, _stable_order(hashes), cluster,

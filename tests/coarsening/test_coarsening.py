@@ -15,6 +15,7 @@ from hgpart.coarsening.matching import compute_clustering, map_level, two_hop_pa
 from hgpart.coarsening.rules import join_targets
 from hgpart.coarsening.similarity import similarity
 from hgpart.config import CoarseningConfig
+from hgpart.hypergraph import _sort_dedup_segments, sort_dedup_segments_parallel
 from hgpart.io import read_hypergraph
 from hgpart.metrics import evaluate
 
@@ -233,6 +234,16 @@ def test_contraction_serial_and_parallel_drivers_agree():
                                   contraction._map_pins_parallel(pins, cluster))
     np.testing.assert_array_equal(contraction._net_hashes_serial(offsets, pins),
                                   contraction._net_hashes_parallel(offsets, pins))
+    lengths = rng.integers(0, 9, 30_000) + (rng.random(30_000) < 0.01) * 200  # some longer than an insertion sort's
+    long_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
+    values = rng.integers(0, 60, long_offsets[-1]).astype(np.int32)  # repeats within segments
+    serial = _sort_dedup_segments(long_offsets, values)
+    parallel = sort_dedup_segments_parallel(long_offsets, values)
+    for ours, theirs in zip(serial, parallel):
+        np.testing.assert_array_equal(ours, theirs)
+    expected = [np.unique(values[a:b]) for a, b in zip(long_offsets[:-1], long_offsets[1:])]
+    np.testing.assert_array_equal(np.diff(serial[0]), [row.shape[0] for row in expected])
+    np.testing.assert_array_equal(serial[1], np.concatenate(expected))
 
 
 @settings(max_examples=40, deadline=None)
