@@ -133,10 +133,10 @@ def _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vert
                     while load_acquire(done, before[i, side]) == 0:
                         pass
             pair = pairs[i]
-            gains[i], settled[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
-                                   pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                                   block_weights, max_block_weights, movable, cut_objective, epsilon, alpha,
-                                   max_distance, max_net_size, workspace)
+            gains[i], settled[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]],
+                                               net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                               vertex_weights, partition, block_weights, max_block_weights, movable,
+                                               cut_objective, epsilon, alpha, max_distance, max_net_size, workspace)
             store_release(done, i, 1)
     return gains, settled
 
@@ -183,10 +183,10 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
             gains, settled = np.full(1, gain, dtype=np.int64), np.full(1, settled_one, dtype=np.bool_)
         else:
             gains, settled = _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vertex_offsets,
-                                           incident_nets, net_weights, vertex_weights, partition, block_weights,
-                                           max_block_weights, k, movable, cut_objective, epsilon, alpha,
-                                           max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
-                                           regions, net_marks, touched)
+                                                    incident_nets, net_weights, vertex_weights, partition,
+                                                    block_weights, max_block_weights, k, movable, cut_objective,
+                                                    epsilon, alpha, max_distance, max_net_size, stamps, marks,
+                                                    nodes_of, distances, queues, regions, net_marks, touched)
         gained = 0
         for j in range(pairs.shape[0]):  # in the order the pairs ran: a later pair's change unsettles an earlier
             pair = pairs[j]

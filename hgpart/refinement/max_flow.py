@@ -10,9 +10,14 @@ augmentations, so the many short augmenting paths of the flow refiner's region n
 network, a few arcs long) each cost a little growth and adoption instead of a search from scratch; the flow is
 maximum once neither tree can grow. Each tree node keeps a distance to its terminal, checked at the
 augmentation where it was last set (Boykov and Kolmogorov's timestamps): an adoption prefers the neighbour
-closest to the terminal and stops its walk up the tree at a node checked since the last augmentation. On the
-flow refiner's networks this takes 0.3-0.9x the time of the shortest augmenting paths with distance labels
-(R. K. Ahuja and J. B. Orlin, 1991) that it replaced (docs/tuning.md, "Maximum flows").
+closest to the terminal and stops its walk up the tree at a node checked since the last augmentation.
+
+The trees stall on networks whose terminal arcs saturate one by one, each saturation cutting a large subtree
+off its root to be freed and grown again. Past a budget of arc scans, shortest augmenting paths with
+distance labels (R. K. Ahuja and J. B. Orlin, "Distance-directed augmenting path algorithms for maximum flow
+and parametric maximum flow problems", Naval Research Logistics 38, 1991) finish from the flow the trees
+found. On the flow refiner's networks the two together take 0.8x the time of the distance labels alone, and
+0.25-0.4x on several (docs/tuning.md, "Settled pairs; maximum flows by search trees, then distance labels").
 
 Whatever maximum flow an algorithm finds, the nodes the source reaches in its residual graph (and those that
 reach the sink) are the same: the minimum cut closest to the source (and to the sink) is unique. The flow
@@ -28,7 +33,7 @@ import numpy as np
 INFINITE = np.int64(1) << np.int64(60)  # the capacity of arcs that a minimum cut never cuts
 TERMINAL, ORPHAN, NONE = -2, -3, -1  # parent arcs that are none: a root, an orphan, a free node
 FREE, SOURCE_TREE, SINK_TREE = 0, 1, 2
-SEARCH_TREE_WORK = 8  # arc scans per arc before the search trees hand over (docs/tuning.md, "Maximum flows")
+SEARCH_TREE_WORK = 8  # arc scans per arc before the search trees hand over (docs/tuning.md, as above)
 
 
 @numba.njit(cache=True, nogil=True)
