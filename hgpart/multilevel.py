@@ -373,10 +373,9 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     :data:`hgpart.parallel.SERIAL_BELOW` pins and more take (and on the GPU path pairwise FM), are compiled
     only when ``input_pins``, the size of the input to come, needs them (the coarsening's parallel proposals
     always: a coarse level's rating work reaches that bound on inputs of far fewer pins), and flow-based
-    refinement only with
-    ``flows`` (a partition whose preset runs it). The GPU path's community detection on the device, which
-    only inputs of more than ``policy.host_communities_max_nodes`` vertices plus nets (``input_nodes``; None:
-    as many as ``input_pins``) take, likewise.
+    refinement only with ``flows`` (a partition whose preset runs it). The GPU path's community detection on
+    the device, which only inputs of more than ``policy.host_communities_max_nodes`` vertices plus nets
+    (``input_nodes``; None: as many as ``input_pins``) take, likewise.
     """
     from .config import CommunityConfig
     from .parallel import all_parallel, runs_serially

@@ -360,14 +360,14 @@ def _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, 
 
 
 @numba.njit(cache=True, nogil=True)
-def max_flow(offsets, targets, residual, reverse, source, sink):
+def max_flow(offsets, targets, residual, reverse, source, sink, work_per_arc=SEARCH_TREE_WORK):
     """The value of a maximum source-sink flow; ``residual`` (int64[arcs]) is updated in place to the residual
     capacities of that flow. Every source-sink path must cross an arc of finite capacity.
 
-    The search trees first (:func:`_augment_by_search_trees`), for at most SEARCH_TREE_WORK arc scans per arc;
+    The search trees first (:func:`_augment_by_search_trees`), for at most ``work_per_arc`` arc scans per arc;
     where they need more (networks whose terminal arcs saturate one by one, each cutting off a large subtree to
     rebuild), shortest augmenting paths (:func:`_augment_by_distance_labels`) finish from the flow found."""
-    budget = SEARCH_TREE_WORK * targets.shape[0]
+    budget = work_per_arc * targets.shape[0]
     total, finished = _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, budget)
     if not finished:
         total += _augment_by_distance_labels(offsets, targets, residual, reverse, source, sink)

@@ -87,8 +87,8 @@ def _scaled_value(level: dict, inside: int, cluster_zeta: np.ndarray) -> int:
 
 
 def _inside(level: dict, clusters: np.ndarray) -> int:
-    with threads_for_level(level):
-        return int(_inside_weight(level["offsets"], level["neighbors"], level["weights"], level["loops"], clusters))
+    """The weight inside clusters, loops included; the caller sets the threads (:func:`threads_for_level`)."""
+    return int(_inside_weight(level["offsets"], level["neighbors"], level["weights"], level["loops"], clusters))
 
 
 def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
@@ -106,7 +106,9 @@ def scaled_modularity(level: dict, clusters: np.ndarray) -> int:
     """
     cluster_zeta = np.empty(clusters.shape[0], dtype=np.int64)
     _fill_cluster_zeta(clusters, level["zeta"], cluster_zeta)
-    return _scaled_value(level, _inside(level, clusters), cluster_zeta)
+    with threads_for_level(level):
+        inside = _inside(level, clusters)
+    return _scaled_value(level, inside, cluster_zeta)
 
 
 @numba.njit(cache=True, inline="always")
