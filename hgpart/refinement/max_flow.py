@@ -118,9 +118,9 @@ def _exact_labels(offsets, targets, residual, reverse, sink, label, count, queue
 
 
 @numba.njit(cache=True, nogil=True)
-def _augment_by_distance_labels(offsets, targets, residual, reverse, source, sink):
+def _augment_by_distance_labels(offsets, targets, residual, reverse, source, sink, limit):
     """Augment the flow that ``residual`` holds to a maximum one by shortest augmenting paths with distance
-    labels (Ahuja and Orlin 1991); returns the amount added. Every node keeps a distance label, a lower bound on
+    labels (Ahuja and Orlin 1991), or until it has added ``limit``; returns the amount added. Every node keeps a distance label, a lower bound on
     its residual distance to the sink (exact at the start, by one breadth-first search from the sink); an arc
     u -> v is admissible when it has residual capacity and d(u) = d(v) + 1. The search advances from the source
     along admissible arcs (each node remembers its current arc), augments on reaching the sink and retreats to
@@ -153,6 +153,8 @@ def _augment_by_distance_labels(offsets, targets, residual, reverse, source, sin
                 residual[path[i]] -= amount
                 residual[reverse[path[i]]] += amount
             total += amount
+            if total >= limit:
+                break
             depth = first
             u = targets[reverse[path[first]]]
             continue
@@ -190,9 +192,10 @@ def _augment_by_distance_labels(offsets, targets, residual, reverse, source, sin
 
 
 @numba.njit(cache=True, nogil=True)
-def _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, budget):
+def _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, budget, limit):
     """Augment the flow that ``residual`` holds by the search trees of Boykov and Kolmogorov (2004) until it is
-    maximum or the arcs scanned pass ``budget``; returns (the amount added, whether the flow is maximum).
+    maximum, it has added ``limit`` or the arcs scanned pass ``budget``; returns (the amount added, whether the
+    flow is maximum or at the limit).
 
     A tree node's ``parent`` is the arc of its own list that leads to its parent (TERMINAL for the two roots,
     ORPHAN while it has none); ``stamp`` is the augmentation at which its ``distance`` to the terminal was last
@@ -300,6 +303,8 @@ def _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, 
                 last += 1
             v = targets[up]
         total += amount
+        if total >= limit:
+            return total, True
         # adoption: an orphan takes the neighbour of its tree closest to the terminal, or is freed
         while first != last:
             v = orphans[first]
@@ -360,17 +365,21 @@ def _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, 
 
 
 @numba.njit(cache=True, nogil=True)
-def max_flow(offsets, targets, residual, reverse, source, sink, work_per_arc=SEARCH_TREE_WORK):
-    """The value of a maximum source-sink flow; ``residual`` (int64[arcs]) is updated in place to the residual
-    capacities of that flow. Every source-sink path must cross an arc of finite capacity.
+def max_flow(offsets, targets, residual, reverse, source, sink, work_per_arc=SEARCH_TREE_WORK, limit=INFINITE):
+    """The value of a maximum source-sink flow, or at least ``limit`` where the maximum reaches it;
+    ``residual`` (int64[arcs]) is updated in place to the residual capacities of that flow, a maximum one
+    only where the value returned is below ``limit``. Every source-sink path must cross an arc of finite
+    capacity.
 
     The search trees first (:func:`_augment_by_search_trees`), for at most ``work_per_arc`` arc scans per arc;
     where they need more (networks whose terminal arcs saturate one by one, each cutting off a large subtree to
-    rebuild), shortest augmenting paths (:func:`_augment_by_distance_labels`) finish from the flow found."""
+    rebuild), shortest augmenting paths (:func:`_augment_by_distance_labels`) finish from the flow found.
+    The flow refiner passes the weight of the cut it has as ``limit``: a flow that reaches it proves that the
+    region holds no smaller cut, without the last searches that would show the flow maximal."""
     budget = work_per_arc * targets.shape[0]
-    total, finished = _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, budget)
+    total, finished = _augment_by_search_trees(offsets, targets, residual, reverse, source, sink, budget, limit)
     if not finished:
-        total += _augment_by_distance_labels(offsets, targets, residual, reverse, source, sink)
+        total += _augment_by_distance_labels(offsets, targets, residual, reverse, source, sink, limit - total)
     return total
 
 

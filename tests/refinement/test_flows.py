@@ -14,7 +14,8 @@ from hgpart.config import CoarseningConfig, FlowConfig, make_config
 from hgpart.hypergraph import scatter_sum
 from hgpart.metrics import max_block_weight
 from hgpart.refinement.flows import flow_refine, flow_rounds
-from hgpart.refinement.max_flow import max_flow, minimum_cut_ranks, residual_graph, sink_side, source_side
+from hgpart.refinement.max_flow import (SEARCH_TREE_WORK, max_flow, minimum_cut_ranks, residual_graph, sink_side,
+                                        source_side)
 
 from ..helpers import IBM01, random_hypergraph
 from ..naive import metrics_naive
@@ -106,6 +107,39 @@ def test_max_flow_equals_scipys_and_finds_the_same_closest_minimum_cuts(seed, ho
         side = rank <= j
         assert side[0] and not side[nodes - 1]
         assert capacities[side[tails] & ~side[heads]].sum() == value
+
+
+@pytest.mark.parametrize("how", list(MAX_FLOW_WORK))
+@pytest.mark.parametrize("seed", range(12, 24))
+def test_max_flow_stops_at_its_limit_and_is_exact_below_it(seed, how):
+    """With a limit, max_flow returns the maximum where it is below the limit (with the same closest cuts), and
+    otherwise a value of at least the limit that no flow beyond the maximum could give: the residual
+    capacities are still a flow's, of that value."""
+    rng = np.random.default_rng(seed)
+    nodes, tails, heads = layered_network(rng, int(rng.integers(5, 30)), int(rng.integers(3, 12)))
+    keep = tails != heads
+    tails, heads = tails[keep].astype(np.int64), heads[keep].astype(np.int64)
+    capacities = rng.integers(0, 20, tails.size).astype(np.int64)
+    expected, reached, _ = closest_cuts_of_scipys_flow(nodes, tails, heads, capacities, 0, nodes - 1)
+    assert expected > 2
+    work = MAX_FLOW_WORK[how]
+    work = SEARCH_TREE_WORK if work is None else work
+    stopped = 0
+    for limit in (1, expected // 2, expected, expected + 1):
+        offsets, targets, residual, reverse = residual_graph(nodes, tails, heads, capacities)
+        capacity = residual.copy()
+        value = max_flow(offsets, targets, residual, reverse, 0, nodes - 1, work, limit)
+        flow = capacity - residual  # on each arc, minus the flow on its reverse
+        net = np.zeros(nodes, dtype=np.int64)
+        np.add.at(net, targets, flow)
+        assert net[nodes - 1] == value and net[0] == -value and np.all(net[1:-1] == 0)
+        if limit > expected:
+            assert value == expected
+            np.testing.assert_array_equal(source_side(offsets, targets, residual, reverse, 0), reached)
+        else:
+            assert limit <= value <= expected
+            stopped += value < expected
+    assert stopped > 0  # a limit below the maximum stops the search before it
 
 
 def brute_force_min_cut(nets, n, net_weights, fixed):
