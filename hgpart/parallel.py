@@ -5,15 +5,18 @@ Kernels with a ``prange`` come in two drivers over one loop body (a serial ``ran
 limited to one numba thread (the initial partitioning's recursion runs its halves on such threads, and
 numba's workqueue layer must not be entered from two threads at once).
 
-For njit code whose ``prange`` iterations hand work to each other, :func:`fetch_add`, :func:`load_acquire`
-and :func:`store_release` are the atomic operations on int64 array elements that numba lacks on the CPU
-(LLVM's ``atomicrmw add``, acquire loads and release stores). Numba does not see their writes: read an
+For njit code whose threads hand work to each other, :func:`fetch_add`, :func:`load_acquire` and
+:func:`store_release` are the atomic operations on int64 array elements that numba lacks on the CPU (LLVM's
+``atomicrmw add``, acquire loads and release stores). Such a kernel can run as a serial ``nogil`` worker on
+Python threads (:func:`on_threads`) instead of a ``prange`` over threads: the same parallel run, without the
+seconds that numba's parallel compilation adds to each kernel. Numba does not see their writes: read an
 element that only they write through :func:`load_acquire`, never by indexing (numba may take it for the
 value it was created with).
 """
 
 from __future__ import annotations
 
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
@@ -72,6 +75,32 @@ def in_threads(function, jobs, workers: int) -> list:
         return [function(*job) for job in jobs]
     with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         return list(pool.map(lambda job: on_one_numba_thread(function, *job), jobs))
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}  # on_threads' helpers, by their number
+_POOLS_LOCK = threading.Lock()
+
+
+def on_threads(worker, threads: int, *arguments) -> None:
+    """``worker(t, *arguments)`` for t = 0 .. threads - 1 at once, t = 0 on the calling thread and the others
+    on a kept pool of helper threads; returns once all are done. For njit workers compiled with
+    ``nogil=True`` that share their work through :func:`fetch_add` (and wait for each other only on work
+    that a running worker has taken). Compiling such a worker costs a fraction of a ``prange`` over threads:
+    in the flow refiner's first compilation, 9-13 s against 3 s per kernel on the 2-core machine
+    (docs/tuning.md, "Compilation and warm-up")."""
+    if threads <= 1:
+        worker(0, *arguments)
+        return
+    with _POOLS_LOCK:
+        pool = _POOLS.get(threads)
+        if pool is None:
+            pool = _POOLS[threads] = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="hgpart")
+    helpers = [pool.submit(worker, t, *arguments) for t in range(1, threads)]
+    try:
+        worker(0, *arguments)
+    finally:
+        for helper in helpers:
+            helper.result()
 
 
 def _element_pointer(context, builder, signature, args):

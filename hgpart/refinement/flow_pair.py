@@ -36,7 +36,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .max_flow import INFINITE, max_flow, minimum_cut_ranks, residual_graph
+from ..parallel import on_threads
+from .max_flow import INFINITE, SEARCH_TREE_WORK, max_flow, minimum_cut_ranks, residual_graph
 
 IMPROVED, UNBALANCED, NO_GAIN, NO_REGION = 1, 2, 3, 4  # outcomes of a region (_attempt)
 
@@ -254,7 +255,7 @@ def _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_ne
         net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, blocks, region, count,
         stamp, mark, node_of, net_mark, touched, cut_objective)
     offsets, targets, residual, reverse = residual_graph(num_nodes, tails, heads, capacities)
-    flow = max_flow(offsets, targets, residual, reverse, 0, 1)
+    flow = max_flow(offsets, targets, residual, reverse, 0, 1, SEARCH_TREE_WORK, cut_now)
     result[1], result[2], result[3], result[4] = cut_now, flow, count, touched_count
     if flow >= cut_now:
         result[0] = NO_GAIN  # a smaller region has no smaller cut
@@ -359,19 +360,33 @@ def refine_pair(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_
     return gained, settled
 
 
-@numba.njit(cache=True, parallel=True)
-def refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+@numba.njit(cache=True, nogil=True)
+def _attempt_at_halved_alpha(i, a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                              vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective,
                              epsilon, alpha, max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
-                             regions, net_marks, touched):
-    """:func:`refine_pair` on the workspaces' threads (one row each), with the same result: each region at
-    alpha is found beside those at alpha / 2, alpha / 4, ... (as many as there are threads and alphas of at
-    least 1) that would follow it were its better cuts all unbalanced; the partition is then unchanged, so
-    all start from the same state, and the first that is not unbalanced is taken. For a pair that has the
-    threads to itself (alone in its round: always with k = 2, where the others would idle). Returns (gained,
-    settled) as :func:`refine_pair`."""
+                             regions, net_marks, touched, results):
+    """Thread i of :func:`refine_pair_speculating`: the region at alpha / 2^i, in workspace row i, into
+    ``results[i]``."""
+    _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+             partition, block_weights, max_block_weights, movable, cut_objective, epsilon, alpha / 2.0 ** i,
+             max_distance, max_net_size, (stamps[i], marks[i], nodes_of[i], distances[i], queues[i], regions[i],
+                                          net_marks[i], touched[i]), results[i])
+
+
+def refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                            vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective,
+                            epsilon, alpha, max_distance, max_net_size, stamps, marks, nodes_of, distances, queues,
+                            regions, net_marks, touched):
+    """:func:`refine_pair` on the workspaces' threads (one row each; :func:`hgpart.parallel.on_threads`), with
+    the same result: each region at alpha is found beside those at alpha / 2, alpha / 4, ... (as many as there
+    are threads and alphas of at least 1) that would follow it were its better cuts all unbalanced; the
+    partition is then unchanged, so all start from the same state, and the first that is not unbalanced is
+    taken. For a pair that has the threads to itself (alone in its round: always with k = 2, where the others
+    would idle). Returns (gained, settled) as :func:`refine_pair`."""
     threads = stamps.shape[0]
     results = np.zeros((threads, 7), dtype=np.int64)
+    a, b = np.int64(a), np.int64(b)
+    epsilon, max_distance, max_net_size = np.float64(epsilon), np.int64(max_distance), np.int64(max_net_size)
     gained = 0
     start_alpha = alpha
     settled = True
@@ -384,12 +399,10 @@ def refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offset
         tries = 1
         while tries < threads and alpha / 2.0 ** tries >= 1.0:
             tries += 1
-        for i in numba.prange(tries):
-            _attempt(a, b, seeds, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                     vertex_weights, partition, block_weights, max_block_weights, movable, cut_objective, epsilon,
-                     alpha / 2.0 ** i, max_distance, max_net_size,
-                     (stamps[i], marks[i], nodes_of[i], distances[i], queues[i], regions[i], net_marks[i],
-                      touched[i]), results[i])
+        on_threads(_attempt_at_halved_alpha, tries, a, b, seeds, net_offsets, pin_vertices, vertex_offsets,
+                   incident_nets, net_weights, vertex_weights, partition, block_weights, max_block_weights, movable,
+                   cut_objective, epsilon, np.float64(alpha), max_distance, max_net_size, stamps, marks, nodes_of,
+                   distances, queues, regions, net_marks, touched, results)
         chosen = 0
         while chosen < tries - 1 and results[chosen, 0] == UNBALANCED:
             chosen += 1
@@ -399,7 +412,7 @@ def refine_pair_speculating(a, b, nets, net_offsets, pin_vertices, vertex_offset
             continue
         if results[chosen, 0] != IMPROVED:
             break
-        gained += results[chosen, 1] - results[chosen, 2]
+        gained += int(results[chosen, 1] - results[chosen, 2])
         settled = alpha == start_alpha
         nets = _take_cut(a, b, nets, (stamps[chosen], marks[chosen], nodes_of[chosen], distances[chosen],
                                       queues[chosen], regions[chosen], net_marks[chosen], touched[chosen]),

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..config import FlowConfig
 from ..hypergraph import scatter_sum
-from ..parallel import fetch_add, load_acquire, store_release
+from ..parallel import fetch_add, load_acquire, on_threads, store_release
 from .flow_pair import refine_pair, refine_pair_speculating
 
 
@@ -106,42 +106,83 @@ def _predecessors(pairs, k):
     return before
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
+def _refine_pairs_worker(t, pairs, before, gains, settled, done, taken, offsets, nets, net_offsets, pin_vertices,
+                         vertex_offsets, incident_nets, net_weights, vertex_weights, partition, block_weights,
+                         max_block_weights, k, movable, cut_objective, epsilon, alpha, max_distance, max_net_size,
+                         stamps, marks, nodes_of, distances, queues, regions, net_marks, touched):
+    """Thread t of :func:`_refine_pairs_in_order` (workspace row t): takes the next pair in order from the
+    shared counter ``taken`` and starts it once the pairs before it that hold one of its blocks are ``done``."""
+    workspace = (stamps[t], marks[t], nodes_of[t], distances[t], queues[t], regions[t], net_marks[t], touched[t])
+    while True:
+        i = fetch_add(taken, 0, 1)
+        if i >= pairs.shape[0]:
+            break
+        for side in range(2):  # the pairs before are taken, by running threads: the wait ends
+            if before[i, side] >= 0:
+                while load_acquire(done, before[i, side]) == 0:
+                    pass
+        pair = pairs[i]
+        gains[i], settled[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]], net_offsets,
+                                           pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                                           partition, block_weights, max_block_weights, movable, cut_objective,
+                                           epsilon, alpha, max_distance, max_net_size, workspace)
+        store_release(done, i, 1)
+
+
 def _refine_pairs_in_order(pairs, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                            net_weights, vertex_weights, partition, block_weights, max_block_weights, k, movable,
                            cut_objective, epsilon, alpha, max_distance, max_net_size, stamps, marks, nodes_of,
                            distances, queues, regions, net_marks, touched):
     """:func:`refine_pair` on each pair of ``pairs`` (int64[], a * k + b) as if one after the other, on the
-    workspaces' threads (one row each): a thread takes the next pair in order and starts it once the pairs
-    before it that hold one of its blocks are done. A pair reads and writes only its two blocks, so it sees
-    what it would see in order, whatever ran beside it. Returns the gains (int64[len(pairs)]) and whether each
-    pair settled (bool[len(pairs)], see :func:`.flow_pair.refine_pair`)."""
+    workspaces' threads (one row each; :func:`hgpart.parallel.on_threads`): a thread takes the next pair in
+    order and starts it once the pairs before it that hold one of its blocks are done. A pair reads and writes
+    only its two blocks, so it sees what it would see in order, whatever ran beside it. Returns the gains
+    (int64[len(pairs)]) and whether each pair settled (bool[len(pairs)], see :func:`.flow_pair.refine_pair`)."""
     before = _predecessors(pairs, k)
     gains = np.zeros(pairs.shape[0], dtype=np.int64)
     settled = np.zeros(pairs.shape[0], dtype=np.bool_)
     done = np.zeros(pairs.shape[0], dtype=np.int64)
     taken = np.zeros(1, dtype=np.int64)
-    for t in numba.prange(stamps.shape[0]):
-        workspace = (stamps[t], marks[t], nodes_of[t], distances[t], queues[t], regions[t], net_marks[t],
-                     touched[t])
-        while True:
-            i = fetch_add(taken, 0, 1)
-            if i >= pairs.shape[0]:
-                break
-            for side in range(2):  # the pairs before are taken, by running threads: the wait ends
-                if before[i, side] >= 0:
-                    while load_acquire(done, before[i, side]) == 0:
-                        pass
-            pair = pairs[i]
-            gains[i], settled[i] = refine_pair(pair // k, pair % k, nets[offsets[pair]:offsets[pair + 1]],
-                                               net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                                               vertex_weights, partition, block_weights, max_block_weights, movable,
-                                               cut_objective, epsilon, alpha, max_distance, max_net_size, workspace)
-            store_release(done, i, 1)
+    on_threads(_refine_pairs_worker, min(stamps.shape[0], pairs.shape[0]), pairs, before, gains, settled, done,
+               taken, offsets, nets, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+               vertex_weights, partition, block_weights, max_block_weights, np.int64(k), movable, cut_objective,
+               np.float64(epsilon), np.float64(alpha), np.int64(max_distance), np.int64(max_net_size), stamps,
+               marks, nodes_of, distances, queues, regions, net_marks, touched)
     return gains, settled
 
 
 @numba.njit(cache=True, nogil=True)
+def _pairs_to_refine(weights, unchanged_since, changes, settled_at, k, min_pair_cut):
+    """The pairs (a * k + b) of a round, in batch order (:func:`_in_batch_order`) from the heaviest cut down: those
+    whose cut weighs more than ``min_pair_cut``, has changed since the pair last gained nothing, and that
+    have not settled while neither of their blocks has changed."""
+    order = np.argsort(-weights, kind="mergesort")
+    wanted = np.zeros(order.shape[0], dtype=np.bool_)
+    for i in range(order.shape[0]):
+        pair = order[i]
+        unchanged = settled_at[pair, 0] == changes[pair // k] and settled_at[pair, 1] == changes[pair % k]
+        wanted[i] = weights[pair] > min_pair_cut and weights[pair] != unchanged_since[pair] and not unchanged
+    return _in_batch_order(order[wanted], k)
+
+
+@numba.njit(cache=True, nogil=True)
+def _record_round(pairs, gains, settled, weights, unchanged_since, changes, settled_at, k):
+    """The round's bookkeeping, in the order the pairs ran (a later pair's change unsettles an earlier one);
+    returns the round's gain."""
+    gained = 0
+    for j in range(pairs.shape[0]):
+        pair = pairs[j]
+        gained += gains[j]
+        unchanged_since[pair] = weights[pair] if gains[j] == 0 else -1
+        if gains[j] > 0:
+            changes[pair // k] += 1
+            changes[pair % k] += 1
+        if settled[j]:
+            settled_at[pair, 0], settled_at[pair, 1] = changes[pair // k], changes[pair % k]
+    return gained
+
+
 def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                 block_weights, max_block_weights, k, movable, cut_objective, epsilon, alpha, max_distance,
                 max_net_size, rounds, min_improvement, objective, threads, min_pair_cut):
@@ -166,13 +207,7 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
     total = 0
     for _ in range(rounds):
         offsets, nets, weights = pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
-        order = np.argsort(-weights, kind="mergesort")
-        wanted = np.zeros(order.shape[0], dtype=np.bool_)
-        for i in range(order.shape[0]):
-            pair = order[i]
-            unchanged = settled_at[pair, 0] == changes[pair // k] and settled_at[pair, 1] == changes[pair % k]
-            wanted[i] = weights[pair] > min_pair_cut and weights[pair] != unchanged_since[pair] and not unchanged
-        pairs = _in_batch_order(order[wanted], k)
+        pairs = _pairs_to_refine(weights, unchanged_since, changes, settled_at, k, min_pair_cut)
         if pairs.shape[0] == 1 and threads >= 2:  # one pair: the threads speculate on its next alpha
             pair = pairs[0]
             gain, settled_one = refine_pair_speculating(
@@ -187,16 +222,7 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
                                                     block_weights, max_block_weights, k, movable, cut_objective,
                                                     epsilon, alpha, max_distance, max_net_size, stamps, marks,
                                                     nodes_of, distances, queues, regions, net_marks, touched)
-        gained = 0
-        for j in range(pairs.shape[0]):  # in the order the pairs ran: a later pair's change unsettles an earlier
-            pair = pairs[j]
-            gained += gains[j]
-            unchanged_since[pair] = weights[pair] if gains[j] == 0 else -1
-            if gains[j] > 0:
-                changes[pair // k] += 1
-                changes[pair % k] += 1
-            if settled[j]:
-                settled_at[pair, 0], settled_at[pair, 1] = changes[pair // k], changes[pair % k]
+        gained = int(_record_round(pairs, gains, settled, weights, unchanged_since, changes, settled_at, k))
         total += gained
         if gained <= min_improvement * max(objective - total + gained, 1):
             break
