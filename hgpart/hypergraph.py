@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .errors import InputError
-from .parallel import pick
+from .parallel import fetch_add, on_threads, pick
 
 INT32_MAX = np.iinfo(np.int32).max
 MERGE_RULES = ("sum", "min", "max")
@@ -109,21 +109,41 @@ def _sort_dedup_segments(offsets, values):
 SEGMENT_CHUNK = 1024  # segments a parallel iteration takes
 
 
-@numba.njit(cache=True, parallel=True)
-def sort_dedup_segments_parallel(offsets, values):
-    """:func:`_sort_dedup_segments` on numba's threads, ``SEGMENT_CHUNK`` segments an iteration (the parallel
-    driver of :func:`..parallel.pick`; the same result)."""
+@numba.njit(cache=True, nogil=True)
+def _sort_count_worker(t, taken, offsets, work, new_counts):
+    """Thread t of :func:`sort_dedup_segments_parallel`'s sorting: chunks of ``SEGMENT_CHUNK`` segments from
+    the shared counter ``taken``."""
     num_segments = offsets.shape[0] - 1
-    chunks = (num_segments + SEGMENT_CHUNK - 1) // SEGMENT_CHUNK
-    new_counts = np.zeros(num_segments + 1, dtype=np.int64)
-    work = values.copy()
-    for c in numba.prange(chunks):
+    while True:
+        c = fetch_add(taken, 0, 1)
+        if c * SEGMENT_CHUNK >= num_segments:
+            break
         _sort_count_range(offsets, work, new_counts, c * SEGMENT_CHUNK, min((c + 1) * SEGMENT_CHUNK, num_segments))
-    new_offsets = np.cumsum(new_counts)
-    out = np.empty(new_offsets[-1], dtype=values.dtype)
-    for c in numba.prange(chunks):
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_distinct_worker(t, taken, offsets, work, new_offsets, out):
+    """Thread t of :func:`sort_dedup_segments_parallel`'s copy, as :func:`_sort_count_worker`."""
+    num_segments = offsets.shape[0] - 1
+    while True:
+        c = fetch_add(taken, 0, 1)
+        if c * SEGMENT_CHUNK >= num_segments:
+            break
         _copy_distinct_range(offsets, work, new_offsets, out, c * SEGMENT_CHUNK,
                              min((c + 1) * SEGMENT_CHUNK, num_segments))
+
+
+def sort_dedup_segments_parallel(offsets, values):
+    """:func:`_sort_dedup_segments` on numba's threads (:func:`hgpart.parallel.on_threads`), ``SEGMENT_CHUNK``
+    segments at a time (the parallel driver of :func:`..parallel.pick`; the same result)."""
+    threads = numba.get_num_threads()
+    num_segments = offsets.shape[0] - 1
+    new_counts = np.zeros(num_segments + 1, dtype=np.int64)
+    work = values.copy()
+    on_threads(_sort_count_worker, threads, np.zeros(1, dtype=np.int64), offsets, work, new_counts)
+    new_offsets = np.cumsum(new_counts)
+    out = np.empty(new_offsets[-1], dtype=values.dtype)
+    on_threads(_copy_distinct_worker, threads, np.zeros(1, dtype=np.int64), offsets, work, new_offsets, out)
     return new_offsets, out
 
 

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import scatter_sum
-from ..parallel import fetch_add, runs_serially
+from ..parallel import fetch_add, on_threads, runs_serially
 from ..config import UNBOUNDED
 from .rules import JOIN_ROUNDS, candidate_score, join_targets, joins_on_the_pair_level, pair_roots, two_hop_pairs
 from .contraction import contract
@@ -106,28 +106,37 @@ def _match_serial(rounds, net_offsets, pin_vertices, vertex_offsets, incident_ne
             break
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, nogil=True)
+def _propose_worker(t, taken, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
+                    fixed, partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active,
+                    proposals, scores, seen, touched):
+    """Thread t of :func:`_propose_parallel`: chunks of ``PROPOSAL_CHUNK`` vertices from the shared counter
+    ``taken``, with scratch row t."""
+    n = vertex_offsets.shape[0] - 1
+    chunks = (n + PROPOSAL_CHUNK - 1) // PROPOSAL_CHUNK
+    while True:
+        chunk = fetch_add(taken, 0, 1)
+        if chunk >= chunks:
+            break
+        _propose_chunk(chunk * PROPOSAL_CHUNK, min(n, (chunk + 1) * PROPOSAL_CHUNK), net_offsets, pin_vertices,
+                       vertex_offsets, incident_nets, ratings, vertex_weights, fixed, partner, cluster_weight,
+                       max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals, scores[t], seen[t],
+                       touched[t])
+
+
 def _propose_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
                       partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active,
                       proposals, scores, seen, touched):
     """proposals[v] for every active v: its best candidate or -1 (with ``rerate_only``, only for those whose
     previous target got matched: candidates only drop out between matching rounds, so the others keep
-    theirs); thread t uses scratch row t. The threads take chunks of ``PROPOSAL_CHUNK`` vertices one after
-    another from a shared counter: a vertex's rating costs the pins of its nets, which vary by orders of
-    magnitude between the parts of a level (the clauses and the variables of a SAT model)."""
-    threads = scores.shape[0]
-    n = vertex_offsets.shape[0] - 1
-    chunks = (n + PROPOSAL_CHUNK - 1) // PROPOSAL_CHUNK
-    taken = np.zeros(1, dtype=np.int64)
-    for t in numba.prange(threads):
-        while True:
-            chunk = fetch_add(taken, 0, 1)
-            if chunk >= chunks:
-                break
-            _propose_chunk(chunk * PROPOSAL_CHUNK, min(n, (chunk + 1) * PROPOSAL_CHUNK), net_offsets, pin_vertices,
-                           vertex_offsets, incident_nets, ratings, vertex_weights, fixed, partner, cluster_weight,
-                           max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals, scores[t],
-                           seen[t], touched[t])
+    theirs); thread t uses scratch row t (:func:`hgpart.parallel.on_threads`). The threads take chunks of
+    ``PROPOSAL_CHUNK`` vertices one after another from a shared counter: a vertex's rating costs the pins of
+    its nets, which vary by orders of magnitude between the parts of a level (the clauses and the variables
+    of a SAT model)."""
+    on_threads(_propose_worker, scores.shape[0], np.zeros(1, dtype=np.int64), net_offsets, pin_vertices,
+               vertex_offsets, incident_nets, ratings, vertex_weights, fixed, partner, cluster_weight,
+               np.int64(max_weight), weight_penalty, only_unmatched, rerate_only, active, proposals, scores, seen,
+               touched)
 
 
 @numba.njit(cache=True, nogil=True)

@@ -8,34 +8,65 @@ import numba
 import numpy as np
 
 from ..hypergraph import Hypergraph
+from ..parallel import fetch_add, on_threads
 from . import common
 
 count_row, fill_row = common.row_steps(numba.njit(inline="always"))
 
 
-@numba.njit(parallel=True, cache=True)
+ROW_CHUNK = 1024  # rows a thread takes at a time from a shared counter
+
+
+@numba.njit(cache=True, nogil=True)
+def _row_sizes_worker(t, taken, net_offsets, vertex_offsets, incident_nets, net_weights, max_net_size, code, sizes,
+                      totals):
+    """Thread t of :func:`_row_sizes`: chunks of ``ROW_CHUNK`` rows from the shared counter ``taken``."""
+    rows = sizes.shape[0]
+    while True:
+        chunk = fetch_add(taken, 0, 1)
+        if chunk * ROW_CHUNK >= rows:
+            break
+        for row in range(chunk * ROW_CHUNK, min(rows, (chunk + 1) * ROW_CHUNK)):
+            sizes[row], totals[row] = count_row(row, net_offsets, vertex_offsets, incident_nets, net_weights,
+                                                max_net_size, code)
+
+
 def _row_sizes(net_offsets, vertex_offsets, incident_nets, net_weights, max_net_size, code):
-    """(int64[n + m] kept entries per row, the total of the kept pins' numerators)."""
+    """(int64[n + m] kept entries per row, the total of the kept pins' numerators); rows on numba's threads
+    (:func:`hgpart.parallel.on_threads`)."""
     rows = vertex_offsets.shape[0] - 1 + net_offsets.shape[0] - 1
     sizes = np.zeros(rows, dtype=np.int64)
     totals = np.zeros(rows, dtype=np.int64)
-    for row in numba.prange(rows):
-        sizes[row], totals[row] = count_row(row, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                            max_net_size, code)
-    return sizes, totals.sum()
+    on_threads(_row_sizes_worker, numba.get_num_threads(), np.zeros(1, dtype=np.int64), net_offsets, vertex_offsets,
+               incident_nets, net_weights, np.int64(max_net_size), np.int64(code), sizes, totals)
+    return sizes, int(totals.sum())
 
 
-@numba.njit(parallel=True, cache=True)
+@numba.njit(cache=True, nogil=True)
+def _fill_worker(t, taken, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, max_net_size, code,
+                 shift, offsets, neighbors, weights, zeta):
+    """Thread t of :func:`_fill`: chunks of ``ROW_CHUNK`` rows from the shared counter ``taken``."""
+    rows = offsets.shape[0] - 1
+    while True:
+        chunk = fetch_add(taken, 0, 1)
+        if chunk * ROW_CHUNK >= rows:
+            break
+        for row in range(chunk * ROW_CHUNK, min(rows, (chunk + 1) * ROW_CHUNK)):
+            zeta[row] = fill_row(row, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                 max_net_size, code, shift, offsets, neighbors, weights)
+
+
 def _fill(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, max_net_size, code, shift,
           offsets):
-    """(int32 neighbours, int64 weights, int64 ζ) of the rows whose starts are ``offsets``."""
+    """(int32 neighbours, int64 weights, int64 ζ) of the rows whose starts are ``offsets``; rows on numba's
+    threads."""
     rows = offsets.shape[0] - 1
     neighbors = np.empty(offsets[-1], dtype=np.int32)
     weights = np.empty(offsets[-1], dtype=np.int64)
     zeta = np.zeros(rows, dtype=np.int64)
-    for row in numba.prange(rows):
-        zeta[row] = fill_row(row, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                             max_net_size, code, shift, offsets, neighbors, weights)
+    on_threads(_fill_worker, numba.get_num_threads(), np.zeros(1, dtype=np.int64), net_offsets, pin_vertices,
+               vertex_offsets, incident_nets, net_weights, np.int64(max_net_size), np.int64(code), np.int64(shift),
+               offsets, neighbors, weights, zeta)
     return neighbors, weights, zeta
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..parallel import on_threads
 from .gains import apply_move, best_move, is_boundary
 
 
@@ -34,14 +35,14 @@ def _rate_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex
                 targets, gains)
 
 
-@numba.njit(cache=True, parallel=True)
 def _rate_parallel(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
                    block_weights, max_block_weights, k, movable, cut_objective, threads, targets, gains):
+    """:func:`_rate_serial` on ``threads`` threads (:func:`hgpart.parallel.on_threads`), a slice of the vertices
+    each."""
     per_thread = (vertex_offsets.shape[0] - 1 + threads - 1) // threads
-    for t in numba.prange(threads):
-        _rate_chunk(t, per_thread, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                    partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, targets,
-                    gains)
+    on_threads(_rate_chunk, threads, np.int64(per_thread), net_offsets, vertex_offsets, incident_nets, net_weights,
+               vertex_weights, partition, pin_counts, block_weights, max_block_weights, np.int64(k), movable,
+               cut_objective, targets, gains)
 
 
 @numba.njit(cache=True, nogil=True)

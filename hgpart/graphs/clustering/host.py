@@ -48,10 +48,13 @@ import numpy as np
 from numba import int64
 
 from ...hypergraph import sort_segment
+from ...parallel import fetch_add, on_threads
 from ..modularity import integer_level
 from . import common
 from .common import PROPOSE, SATELLITE, intersect, project, round_salt
 from .host_moving import local_moving, scaled_modularity, threads_for_level
+
+CONTRACT_CHUNK = 256  # coarse vertices a thread of the contraction takes at a time from a shared counter
 
 __all__ = ["match_clusters", "satellite_targets", "group_map", "contract_level", "local_moving",
            "scaled_modularity", "first_appearance", "graph_level", "identity", "no_targets", "project", "compact",
@@ -222,12 +225,11 @@ def group_map(partner, target):
     return mapping, count
 
 
-@numba.njit(parallel=True, cache=True)
-def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, threads):
-    """The coarse CSR of ``mapping``, coarse vertices in parallel: each thread sums a coarse vertex's links
-    per coarse neighbour in its own row of a dense scratch (as local moving does), sorts the neighbours it
-    touched, and writes them at the row's bound (the sum of its members' degrees); a scan and a copy then
-    pack the rows. ``threads``: numba's thread count (asked outside: a call from inside stops caching)."""
+@numba.njit(cache=True, nogil=True)
+def _group_members(offsets, loops, zeta, mapping, num_coarse):
+    """For :func:`_contract`: the coarse loops and ζ summed over the members, the members of each coarse
+    vertex in vertex order (``members`` at ``member_offsets``), and each coarse row's bound (the sum of its
+    members' degrees) as offsets."""
     n = offsets.shape[0] - 1
     coarse_loops = np.zeros(num_coarse, dtype=np.int64)
     coarse_zeta = np.zeros(num_coarse, dtype=np.int64)
@@ -243,49 +245,80 @@ def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, thr
         bound_offsets[c + 1] += bound_offsets[c]
     members = np.empty(n, dtype=np.int32)
     filled = member_offsets[:-1].copy()
-    for v in range(n):  # members of each coarse vertex in vertex order
+    for v in range(n):
         members[filled[mapping[v]]] = v
         filled[mapping[v]] += 1
+    return coarse_loops, coarse_zeta, member_offsets, bound_offsets, members
+
+
+@numba.njit(cache=True, nogil=True)
+def _contract_worker(t, taken, offsets, neighbors, weights, mapping, members, member_offsets, bound_offsets, link, seen,
+                     bound_neighbors, bound_weights, row_counts, coarse_loops):
+    """Thread t of :func:`_contract`: coarse vertices, ``CONTRACT_CHUNK`` at a time from the shared counter
+    ``taken``, each summed in row t of ``link`` and ``seen`` and written, sorted, at its bound."""
+    num_coarse = member_offsets.shape[0] - 1
+    while True:
+        chunk = fetch_add(taken, 0, 1)
+        if chunk * CONTRACT_CHUNK >= num_coarse:
+            break
+        for c in range(chunk * CONTRACT_CHUNK, min(num_coarse, (chunk + 1) * CONTRACT_CHUNK)):
+            start = bound_offsets[c]
+            count = 0
+            inside = int64(0)
+            for m in range(member_offsets[c], member_offsets[c + 1]):
+                v = members[m]
+                for p in range(offsets[v], offsets[v + 1]):
+                    u = neighbors[p]
+                    cu = mapping[u]
+                    if cu == c:
+                        if v < u:
+                            inside += weights[p]
+                    else:
+                        if not seen[t, cu]:
+                            seen[t, cu] = True
+                            bound_neighbors[start + count] = cu
+                            count += 1
+                        link[t, cu] += weights[p]
+            coarse_loops[c] += inside
+            sort_segment(bound_neighbors, start, start + count)
+            for i in range(start, start + count):
+                cu = bound_neighbors[i]
+                bound_weights[i] = link[t, cu]
+                link[t, cu] = 0
+                seen[t, cu] = False
+            row_counts[c + 1] = count
+
+
+@numba.njit(cache=True, nogil=True)
+def _pack_rows(bound_offsets, bound_neighbors, bound_weights, coarse_offsets):
+    """The rows written at their bounds, packed at ``coarse_offsets``."""
+    num_coarse = coarse_offsets.shape[0] - 1
+    coarse_neighbors = np.empty(coarse_offsets[num_coarse], dtype=np.int32)
+    coarse_weights = np.empty(coarse_offsets[num_coarse], dtype=np.int64)
+    for c in range(num_coarse):
+        source = bound_offsets[c]
+        for i in range(coarse_offsets[c], coarse_offsets[c + 1]):
+            coarse_neighbors[i] = bound_neighbors[source + i - coarse_offsets[c]]
+            coarse_weights[i] = bound_weights[source + i - coarse_offsets[c]]
+    return coarse_neighbors, coarse_weights
+
+
+def _contract(offsets, neighbors, weights, loops, zeta, mapping, num_coarse, threads):
+    """The coarse CSR of ``mapping``, coarse vertices on ``threads`` threads (:func:`hgpart.parallel.on_threads`):
+    each thread sums a coarse vertex's links per coarse neighbour in its own row of a dense scratch (as local
+    moving does), sorts the neighbours it touched, and writes them at the row's bound (the sum of its members'
+    degrees); a scan and a copy then pack the rows."""
+    coarse_loops, coarse_zeta, member_offsets, bound_offsets, members = _group_members(offsets, loops, zeta, mapping,
+                                                                                       np.int64(num_coarse))
     link = np.zeros((threads, max(num_coarse, 1)), dtype=np.int64)
     seen = np.zeros((threads, max(num_coarse, 1)), dtype=np.bool_)
     bound_neighbors = np.empty(bound_offsets[num_coarse], dtype=np.int32)
     bound_weights = np.empty(bound_offsets[num_coarse], dtype=np.int64)
     row_counts = np.zeros(num_coarse + 1, dtype=np.int64)
-    for c in numba.prange(num_coarse):
-        thread = numba.get_thread_id()
-        start = bound_offsets[c]
-        count = 0
-        inside = int64(0)
-        for m in range(member_offsets[c], member_offsets[c + 1]):
-            v = members[m]
-            for p in range(offsets[v], offsets[v + 1]):
-                u = neighbors[p]
-                cu = mapping[u]
-                if cu == c:
-                    if v < u:
-                        inside += weights[p]
-                else:
-                    if not seen[thread, cu]:
-                        seen[thread, cu] = True
-                        bound_neighbors[start + count] = cu
-                        count += 1
-                    link[thread, cu] += weights[p]
-        coarse_loops[c] += inside
-        sort_segment(bound_neighbors, start, start + count)
-        for i in range(start, start + count):
-            cu = bound_neighbors[i]
-            bound_weights[i] = link[thread, cu]
-            link[thread, cu] = 0
-            seen[thread, cu] = False
-        row_counts[c + 1] = count
+    on_threads(_contract_worker, threads, np.zeros(1, dtype=np.int64), offsets, neighbors, weights, mapping, members,
+               member_offsets, bound_offsets, link, seen, bound_neighbors, bound_weights, row_counts, coarse_loops)
     coarse_offsets = np.cumsum(row_counts)
-    coarse_neighbors = np.empty(coarse_offsets[num_coarse], dtype=np.int32)
-    coarse_weights = np.empty(coarse_offsets[num_coarse], dtype=np.int64)
-    for c in numba.prange(num_coarse):
-        source = bound_offsets[c]
-        for i in range(coarse_offsets[c], coarse_offsets[c + 1]):
-            coarse_neighbors[i] = bound_neighbors[source + i - coarse_offsets[c]]
-            coarse_weights[i] = bound_weights[source + i - coarse_offsets[c]]
+    coarse_neighbors, coarse_weights = _pack_rows(bound_offsets, bound_neighbors, bound_weights, coarse_offsets)
     return coarse_offsets, coarse_neighbors, coarse_weights, coarse_loops, coarse_zeta
 
 
