@@ -16,6 +16,7 @@ value it was created with).
 
 from __future__ import annotations
 
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -79,6 +80,16 @@ def in_threads(function, jobs, workers: int) -> list:
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}  # on_threads' helpers, by their number
 _POOLS_LOCK = threading.Lock()
+
+
+def _forget_pools_in_a_forked_child() -> None:
+    """A forked child has none of its parent's threads: it starts pools of its own."""
+    global _POOLS_LOCK
+    _POOLS.clear()
+    _POOLS_LOCK = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_pools_in_a_forked_child)
 
 
 def on_threads(worker, threads: int, *arguments) -> None:

@@ -1,9 +1,28 @@
-"""The host's atomic operations for njit code (hgpart.parallel)."""
+"""The host's atomic operations for njit code and its thread pool (hgpart.parallel)."""
+
+import os
+import time
 
 import numba
 import numpy as np
+import pytest
 
-from hgpart.parallel import fetch_add, load_acquire, store_release
+from hgpart.parallel import fetch_add, load_acquire, on_threads, store_release
+
+
+@numba.njit(nogil=True, cache=False)
+def _chain_worker(t, n, taken, done, value, taker):
+    """Thread t of :func:`_chain`: takes items from the shared counter until none is left."""
+    while True:
+        i = fetch_add(taken, 0, 1)
+        if i >= n:
+            break
+        if i > 0:
+            while load_acquire(done, i - 1) == 0:
+                pass
+            value[i] = value[i - 1] + 1
+        taker[i] = t
+        store_release(done, i, 1)
 
 
 @numba.njit(parallel=True, cache=False)
@@ -14,16 +33,7 @@ def _chain(n, threads):
     value = np.zeros(n, dtype=np.int64)
     taker = np.full(n, -1, dtype=np.int64)
     for t in numba.prange(threads):
-        while True:
-            i = fetch_add(taken, 0, 1)
-            if i >= n:
-                break
-            if i > 0:
-                while load_acquire(done, i - 1) == 0:
-                    pass
-                value[i] = value[i - 1] + 1
-            taker[i] = t
-            store_release(done, i, 1)
+        _chain_worker(t, n, taken, done, value, taker)
     return value, taker, load_acquire(taken, 0)  # numba does not see the intrinsics' writes: no taken[0]
 
 
@@ -33,3 +43,54 @@ def test_every_item_is_taken_once_and_sees_the_one_before():
         assert np.array_equal(value, np.arange(20_000))
         assert taker.min() >= 0 and taker.max() < threads
         assert taken == 20_000 + threads  # each thread's last fetch finds the items gone
+
+
+def _chain_on_threads(n, threads):
+    taken, done = np.zeros(1, dtype=np.int64), np.zeros(n, dtype=np.int64)
+    value, taker = np.zeros(n, dtype=np.int64), np.full(n, -1, dtype=np.int64)
+    on_threads(_chain_worker, threads, n, taken, done, value, taker)
+    return value, taker, int(taken[0])  # read from Python, after the workers are done
+
+
+def test_on_threads_runs_every_worker_once_at_the_same_time():
+    """Workers that wait for each other's items finish only if they all run at once; each item is taken once."""
+    for threads in (1, 2, 4, 7):
+        value, taker, taken = _chain_on_threads(20_000, threads)
+        assert np.array_equal(value, np.arange(20_000))
+        assert taker.min() >= 0 and taker.max() < threads
+        assert taken == 20_000 + threads
+    seen = []
+    on_threads(lambda t, out: out.append(t), 5, seen)
+    assert sorted(seen) == [0, 1, 2, 3, 4]
+
+
+def test_on_threads_raises_what_a_worker_raises():
+    def worker(t):
+        if t == 2:
+            raise ValueError("worker 2")
+    with pytest.raises(ValueError, match="worker 2"):
+        on_threads(worker, 4)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_on_threads_works_in_a_forked_child():
+    """A child forked after the pools started has none of their threads: it must start its own."""
+    _chain_on_threads(1000, 3)  # the parent's pool of two helpers
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if its run completes
+        code = 1
+        try:
+            value, _, _ = _chain_on_threads(1000, 3)
+            code = 0 if np.array_equal(value, np.arange(1000)) else 1
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            assert os.waitstatus_to_exitcode(status) == 0
+            return
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    pytest.fail("the forked child hung")
