@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from .errors import InputError
-from .parallel import fetch_add, on_threads, pick
+from .parallel import claim_chunk, on_threads, pick
 
 INT32_MAX = np.iinfo(np.int32).max
 MERGE_RULES = ("sum", "min", "max")
@@ -113,24 +113,21 @@ SEGMENT_CHUNK = 1024  # segments a parallel iteration takes
 def _sort_count_worker(t, taken, offsets, work, new_counts):
     """Thread t of :func:`sort_dedup_segments_parallel`'s sorting: chunks of ``SEGMENT_CHUNK`` segments from
     the shared counter ``taken``."""
-    num_segments = offsets.shape[0] - 1
     while True:
-        c = fetch_add(taken, 0, 1)
-        if c * SEGMENT_CHUNK >= num_segments:
+        first, last = claim_chunk(taken, SEGMENT_CHUNK, offsets.shape[0] - 1)
+        if first == last:
             break
-        _sort_count_range(offsets, work, new_counts, c * SEGMENT_CHUNK, min((c + 1) * SEGMENT_CHUNK, num_segments))
+        _sort_count_range(offsets, work, new_counts, first, last)
 
 
 @numba.njit(cache=True, nogil=True)
 def _copy_distinct_worker(t, taken, offsets, work, new_offsets, out):
     """Thread t of :func:`sort_dedup_segments_parallel`'s copy, as :func:`_sort_count_worker`."""
-    num_segments = offsets.shape[0] - 1
     while True:
-        c = fetch_add(taken, 0, 1)
-        if c * SEGMENT_CHUNK >= num_segments:
+        first, last = claim_chunk(taken, SEGMENT_CHUNK, offsets.shape[0] - 1)
+        if first == last:
             break
-        _copy_distinct_range(offsets, work, new_offsets, out, c * SEGMENT_CHUNK,
-                             min((c + 1) * SEGMENT_CHUNK, num_segments))
+        _copy_distinct_range(offsets, work, new_offsets, out, first, last)
 
 
 def sort_dedup_segments_parallel(offsets, values):

@@ -95,10 +95,9 @@ os.register_at_fork(after_in_child=_forget_pools_in_a_forked_child)
 def on_threads(worker, threads: int, *arguments) -> None:
     """``worker(t, *arguments)`` for t = 0 .. threads - 1 at once, t = 0 on the calling thread and the others
     on a kept pool of helper threads; returns once all are done. For njit workers compiled with
-    ``nogil=True`` that share their work through :func:`fetch_add` (and wait for each other only on work
-    that a running worker has taken). Compiling such a worker costs a fraction of a ``prange`` over threads:
-    in the flow refiner's first compilation, 9-13 s against 3 s per kernel on the 2-core machine
-    (docs/tuning.md, "Compilation and warm-up")."""
+    ``nogil=True`` that share their work through :func:`fetch_add` or :func:`claim_chunk` (and wait for each
+    other only on work that a running worker has taken). numba compiles such a worker in a fraction of the
+    time of a ``prange`` over threads (docs/tuning.md, "Compilation and warm-up")."""
     if threads <= 1:
         worker(0, *arguments)
         return
@@ -146,3 +145,11 @@ def store_release(typingctx, array, index, value):
         builder.store_atomic(value, _element_pointer(context, builder, signature, args), "release", 8)
         return context.get_dummy_value()
     return types.void(array, index, value), codegen
+
+
+@numba.njit(inline="always")
+def claim_chunk(taken, size, total):
+    """In njit code: the next chunk of ``size`` of ``total`` items from the shared counter ``taken`` (int64[1],
+    zero at the start), as (first, last); first == last once none is left."""
+    first = min(fetch_add(taken, 0, 1) * size, total)
+    return first, min(first + size, total)

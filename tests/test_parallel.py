@@ -7,7 +7,7 @@ import numba
 import numpy as np
 import pytest
 
-from hgpart.parallel import fetch_add, load_acquire, on_threads, store_release
+from hgpart.parallel import claim_chunk, fetch_add, load_acquire, on_threads, store_release
 
 
 @numba.njit(nogil=True, cache=False)
@@ -94,3 +94,21 @@ def test_on_threads_works_in_a_forked_child():
     os.kill(pid, 9)
     os.waitpid(pid, 0)
     pytest.fail("the forked child hung")
+
+
+@numba.njit(nogil=True, cache=False)
+def _count_claims(t, taken, size, counts):
+    """Thread t adds one to every item of the chunks it claims."""
+    while True:
+        first, last = claim_chunk(taken, size, counts.shape[0])
+        if first == last:
+            break
+        for i in range(first, last):
+            counts[i] += 1
+
+
+def test_claimed_chunks_cover_every_item_once():
+    for total, size, threads in ((0, 4, 3), (1, 4, 3), (1000, 7, 4), (1024, 256, 2), (5, 1, 8)):
+        counts = np.zeros(total, dtype=np.int64)
+        on_threads(_count_claims, threads, np.zeros(1, dtype=np.int64), size, counts)
+        assert np.all(counts == 1), (total, size, threads)

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import scatter_sum
-from ..parallel import fetch_add, on_threads, runs_serially
+from ..parallel import claim_chunk, on_threads, runs_serially
 from ..config import UNBOUNDED
 from .rules import JOIN_ROUNDS, candidate_score, join_targets, joins_on_the_pair_level, pair_roots, two_hop_pairs
 from .contraction import contract
@@ -112,13 +112,11 @@ def _propose_worker(t, taken, net_offsets, pin_vertices, vertex_offsets, inciden
                     proposals, scores, seen, touched):
     """Thread t of :func:`_propose_parallel`: chunks of ``PROPOSAL_CHUNK`` vertices from the shared counter
     ``taken``, with scratch row t."""
-    n = vertex_offsets.shape[0] - 1
-    chunks = (n + PROPOSAL_CHUNK - 1) // PROPOSAL_CHUNK
     while True:
-        chunk = fetch_add(taken, 0, 1)
-        if chunk >= chunks:
+        first, last = claim_chunk(taken, PROPOSAL_CHUNK, vertex_offsets.shape[0] - 1)
+        if first == last:
             break
-        _propose_chunk(chunk * PROPOSAL_CHUNK, min(n, (chunk + 1) * PROPOSAL_CHUNK), net_offsets, pin_vertices,
+        _propose_chunk(first, last, net_offsets, pin_vertices,
                        vertex_offsets, incident_nets, ratings, vertex_weights, fixed, partner, cluster_weight,
                        max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals, scores[t], seen[t],
                        touched[t])

@@ -8,7 +8,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import Hypergraph
-from ..parallel import fetch_add, on_threads
+from ..parallel import claim_chunk, on_threads
 from . import common
 
 count_row, fill_row = common.row_steps(numba.njit(inline="always"))
@@ -21,12 +21,11 @@ ROW_CHUNK = 1024  # rows a thread takes at a time from a shared counter
 def _row_sizes_worker(t, taken, net_offsets, vertex_offsets, incident_nets, net_weights, max_net_size, code, sizes,
                       totals):
     """Thread t of :func:`_row_sizes`: chunks of ``ROW_CHUNK`` rows from the shared counter ``taken``."""
-    rows = sizes.shape[0]
     while True:
-        chunk = fetch_add(taken, 0, 1)
-        if chunk * ROW_CHUNK >= rows:
+        first, last = claim_chunk(taken, ROW_CHUNK, sizes.shape[0])
+        if first == last:
             break
-        for row in range(chunk * ROW_CHUNK, min(rows, (chunk + 1) * ROW_CHUNK)):
+        for row in range(first, last):
             sizes[row], totals[row] = count_row(row, net_offsets, vertex_offsets, incident_nets, net_weights,
                                                 max_net_size, code)
 
@@ -46,12 +45,11 @@ def _row_sizes(net_offsets, vertex_offsets, incident_nets, net_weights, max_net_
 def _fill_worker(t, taken, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, max_net_size, code,
                  shift, offsets, neighbors, weights, zeta):
     """Thread t of :func:`_fill`: chunks of ``ROW_CHUNK`` rows from the shared counter ``taken``."""
-    rows = offsets.shape[0] - 1
     while True:
-        chunk = fetch_add(taken, 0, 1)
-        if chunk * ROW_CHUNK >= rows:
+        first, last = claim_chunk(taken, ROW_CHUNK, offsets.shape[0] - 1)
+        if first == last:
             break
-        for row in range(chunk * ROW_CHUNK, min(rows, (chunk + 1) * ROW_CHUNK)):
+        for row in range(first, last):
             zeta[row] = fill_row(row, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                                  max_net_size, code, shift, offsets, neighbors, weights)
 

@@ -48,7 +48,7 @@ import numpy as np
 from numba import int64
 
 from ...hypergraph import sort_segment
-from ...parallel import fetch_add, on_threads
+from ...parallel import claim_chunk, on_threads
 from ..modularity import integer_level
 from . import common
 from .common import PROPOSE, SATELLITE, intersect, project, round_salt
@@ -256,12 +256,11 @@ def _contract_worker(t, taken, offsets, neighbors, weights, mapping, members, me
                      bound_neighbors, bound_weights, row_counts, coarse_loops):
     """Thread t of :func:`_contract`: coarse vertices, ``CONTRACT_CHUNK`` at a time from the shared counter
     ``taken``, each summed in row t of ``link`` and ``seen`` and written, sorted, at its bound."""
-    num_coarse = member_offsets.shape[0] - 1
     while True:
-        chunk = fetch_add(taken, 0, 1)
-        if chunk * CONTRACT_CHUNK >= num_coarse:
+        first, last = claim_chunk(taken, CONTRACT_CHUNK, member_offsets.shape[0] - 1)
+        if first == last:
             break
-        for c in range(chunk * CONTRACT_CHUNK, min(num_coarse, (chunk + 1) * CONTRACT_CHUNK)):
+        for c in range(first, last):
             start = bound_offsets[c]
             count = 0
             inside = int64(0)

@@ -15,7 +15,7 @@ import numba
 import numpy as np
 from numba import int64
 
-from ...parallel import fetch_add, runs_serially
+from ...parallel import claim_chunk, runs_serially
 from . import common
 from .common import ACTIVE_ROUNDS, next_stale, stale_threshold
 
@@ -149,14 +149,13 @@ def _move_round(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_
     ``CHUNK`` at a time, each thread summing links in its own row of ``link`` (int64[threads, n], zero between
     uses) and listing the clusters it touched in its row of ``touched`` (int32[threads, max degree])."""
     n = offsets.shape[0] - 1
-    chunks = (n + CHUNK - 1) // CHUNK
     taken = np.zeros(1, dtype=np.int64)
     for thread in numba.prange(link.shape[0]):  # chunks from a counter: the active vertices thin out unevenly
         while True:
-            chunk = fetch_add(taken, 0, 1)
-            if chunk >= chunks:
+            first, last = claim_chunk(taken, CHUNK, n)
+            if first == last:
                 break
-            for v in range(chunk * CHUNK, min(n, (chunk + 1) * CHUNK)):
+            for v in range(first, last):
                 targets[v] = _best_target(v, offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta,
                                           upward, link[thread], touched[thread], last_touched, first_round)
     movers = 0
