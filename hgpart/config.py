@@ -333,7 +333,7 @@ class GraphPolicyConfig:
 @dataclass(frozen=True)
 class ClusterConfig:
     """Modularity clustering: the agglomeration of Fagginger Auer and Bisseling (2012), then local moving at
-    every level.
+    every level on the way down (or on the input alone, see ``descent``).
 
     Attributes
     ----------
@@ -363,6 +363,9 @@ class ClusterConfig:
         Independent runs forming an ensemble (0: by size, see ``clustering.default_tries``).
     ensemble_rounds : int
         Times the core groups of the ensemble are contracted and clustered again.
+    descent : bool
+        Local moving on every level from the best one down to the input (True), or on the input alone, the
+        best level's clusters projected straight down to it (False).
     """
 
     seed: int = 0
@@ -377,6 +380,7 @@ class ClusterConfig:
     cycles: int = 8
     tries: int = 0
     ensemble_rounds: int = 4
+    descent: bool = True
 
 
 @dataclass(frozen=True)
@@ -411,7 +415,9 @@ class CommunityConfig:
         share little else and merges communities that a good cut separates (docs/tuning.md, "communities.max_net_size
         = 100 (was 1000)").
     clustering : ClusterConfig
-        The modularity clustering that finds the communities.
+        The modularity clustering that finds the communities: one try, one cycle, 8 local-moving rounds, on the
+        input level alone (docs/tuning.md, "communities.clustering: local moving on the input level, seeded by
+        the partition"). A partition's seed replaces its ``seed``.
     """
 
     detect: bool = True
@@ -422,7 +428,7 @@ class CommunityConfig:
     density_threshold: float = 0.75
     max_net_size: int = 100
     clustering: ClusterConfig = field(default_factory=lambda: ClusterConfig(move_rounds=8, cycles=1, tries=1,
-                                                                            ensemble_rounds=0))
+                                                                            ensemble_rounds=0, descent=False))
 
     def wanted(self, k: int, pins: int, mesh_graph: bool = False) -> bool:
         """Whether communities are detected for ``k`` blocks of an input of ``pins`` pins (``mesh_graph``:

@@ -230,9 +230,9 @@ def _v_cycles(hypergraph: Hypergraph, max_weights, policy: Policy, backends: dic
     input_level = Level(keep.put_level(hypergraph), place=keep.name, host=hypergraph)
     found, communities = None, None
     if policy.communities_on == DEVICE and keep.name == DEVICE:
-        found = detect_communities(input_level.hypergraph, config.communities, "gpu")
+        found = detect_communities(input_level.hypergraph, config.communities, "gpu", config.seed)
     elif policy.communities_on is not None:  # on the host, the labels then where the levels are
-        found = detect_communities(hypergraph, config.communities, "cpu")
+        found = detect_communities(hypergraph, config.communities, "cpu", config.seed)
         found.labels = keep.put(found.labels)
     if found is not None:
         communities = found.labels

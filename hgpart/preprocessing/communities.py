@@ -11,7 +11,7 @@ moving: on the GPU path it runs on the device, on the CPU path its njit twin run
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -57,7 +57,7 @@ class Communities:
 
 
 def detect_communities(hypergraph: Hypergraph, config: CommunityConfig = CommunityConfig(),
-                       device: str = "cpu") -> Communities:
+                       device: str = "cpu", seed: int | None = None) -> Communities:
     """The communities of ``hypergraph``'s vertices (see the module docstring).
 
     Parameters
@@ -67,6 +67,9 @@ def detect_communities(hypergraph: Hypergraph, config: CommunityConfig = Communi
     config : CommunityConfig
     device : {"cpu", "gpu"}
         Where the star expansion is built and clustered; both give the same labels.
+    seed : int, optional
+        Salts the clustering in place of ``config.clustering.seed``: a partition passes its own, so that its
+        seeds find different communities, and with them different hierarchies, as Mt-KaHyPar's runs do.
     """
     from ..graphs.clustering.driver import cluster_level
 
@@ -84,7 +87,8 @@ def detect_communities(hypergraph: Hypergraph, config: CommunityConfig = Communi
 
         array = np
     level = star_expansion(hypergraph, code, config.max_net_size)
-    clusters, modularity = cluster_level(level, config.clustering, device)
+    clustering = config.clustering if seed is None else replace(config.clustering, seed=seed)
+    clusters, modularity = cluster_level(level, clustering, device)
     labels = clusters[:hypergraph.num_vertices]
     used = array.zeros(int(clusters.shape[0]) + 1, dtype=np.int32)
     used[labels] = 1

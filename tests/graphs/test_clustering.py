@@ -319,6 +319,29 @@ def test_clustering_is_deterministic_and_handles_edge_cases():
     assert cluster(single).clusters.tolist() == [0, 0]
 
 
+@pytest.mark.parametrize("descent", [True, False])
+def test_the_descent_moves_on_every_level_or_on_the_input_alone(monkeypatch, descent):
+    """descent=False: after agglomerating (without moves), local moving refines the input level only, the best
+    level's clusters projected straight down; descent=True refines every level from the best one down."""
+    graph = read_graph(str(DATA / "karate.graph"))
+    moved_levels = []
+    original = host.local_moving
+
+    def recording(level, clusters, *args):
+        moved_levels.append(int(level["offsets"].shape[0]) - 1)
+        return original(level, clusters, *args)
+
+    monkeypatch.setattr(host, "local_moving", recording)
+    config = ClusterConfig(move_while_agglomerating=False, cycles=1, tries=1, ensemble_rounds=0, descent=descent)
+    result = cluster(graph, config)
+    assert result.modularity == pytest.approx(networkx_modularity(graph, result.clusters), abs=1e-9)
+    if descent:
+        assert len(moved_levels) > 1 and moved_levels[-1] == graph.num_vertices
+        assert moved_levels == sorted(moved_levels)  # from the coarse best level down to the input
+    else:
+        assert moved_levels == [graph.num_vertices]
+
+
 def test_cli_cluster(tmp_path):
     output = tmp_path / "karate.clusters"
     result = run("cluster", DATA / "karate.graph", "-o", output, "--json", "--device", "cpu")

@@ -11,6 +11,7 @@ from hgpart import Hypergraph, generate
 from hgpart.coarsening import coarsen
 from hgpart.config import CoarseningConfig, CommunityConfig, choose_communities, make_config
 from hgpart.io import read_hypergraph
+from hgpart import multilevel
 from hgpart.multilevel import partition
 from hgpart.preprocessing.common import DEGREE, NON_UNIFORM, UNIFORM, weighting_code
 from hgpart.preprocessing.communities import detect_communities, is_mesh_graph
@@ -104,6 +105,30 @@ def test_coarsening_never_merges_across_communities():
     assert coarsen(hypergraph, 2, CoarseningConfig(), detect_communities=CommunityConfig()).communities is not None
     assert coarsen(hypergraph, 2, CoarseningConfig(), detect_communities=CommunityConfig(min_k=4)).communities is None
     assert not np.array_equal(plain.levels[1].hypergraph.vertex_weights, hierarchy.levels[1].hypergraph.vertex_weights)
+
+
+def test_a_partition_seeds_its_communities():
+    """The partition's seed salts the clustering: the same seed finds the same communities, another seed others
+    (and so another hierarchy), and a partition with seed s coarsens inside the communities of seed s."""
+    hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
+    by_seed = {seed: detect_communities(hypergraph, seed=seed) for seed in (0, 1, 2)}
+    np.testing.assert_array_equal(detect_communities(hypergraph, seed=1).labels, by_seed[1].labels)
+    np.testing.assert_array_equal(detect_communities(hypergraph).labels, by_seed[0].labels)  # config's seed 0
+    assert not np.array_equal(by_seed[0].labels, by_seed[1].labels)
+    assert not np.array_equal(by_seed[1].labels, by_seed[2].labels)
+    seen = []
+    original = multilevel.detect_communities
+
+    def recording(*args, **kwargs):
+        found = original(*args, **kwargs)
+        seen.append(found.labels)
+        return found
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(multilevel, "detect_communities", recording)
+        result = partition(hypergraph, 4, seed=2, device="cpu")
+    np.testing.assert_array_equal(seen[0], by_seed[2].labels)
+    assert result.communities == by_seed[2].count and result.metrics.balanced
 
 
 def test_partition_reports_its_communities_and_stays_balanced():

@@ -151,8 +151,9 @@ def _v_cycles(steps, finest: dict, base: dict, base_map, config: ClusterConfig, 
             level_steps = _steps_of(levels[index])
             if index < best_level:
                 clusters = level_steps.project(_on_level(levels[index], clusters), maps[index])
-            clusters, value = level_steps.local_moving(levels[index], clusters, config.move_rounds,
-                                                      config.stale_rounds, config.min_improvement)
+            if config.descent or index == 0:
+                clusters, value = level_steps.local_moving(levels[index], clusters, config.move_rounds,
+                                                          config.stale_rounds, config.min_improvement)
         seconds["refinement"] += time.perf_counter() - phase
         if best_value is not None and value <= best_value:
             break
