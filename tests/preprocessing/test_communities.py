@@ -107,7 +107,7 @@ def test_coarsening_never_merges_across_communities():
     assert not np.array_equal(plain.levels[1].hypergraph.vertex_weights, hierarchy.levels[1].hypergraph.vertex_weights)
 
 
-def test_a_partition_seeds_its_communities():
+def test_a_partition_seeds_its_communities(monkeypatch):
     """The partition's seed salts the clustering: the same seed finds the same communities, another seed others
     (and so another hierarchy), and a partition with seed s coarsens inside the communities of seed s."""
     hypergraph = read_hypergraph(str(DATA / "ibm01.hgr"))
@@ -124,9 +124,8 @@ def test_a_partition_seeds_its_communities():
         seen.append(found.labels)
         return found
 
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(multilevel, "detect_communities", recording)
-        result = partition(hypergraph, 4, seed=2, device="cpu")
+    monkeypatch.setattr(multilevel, "detect_communities", recording)
+    result = partition(hypergraph, 4, seed=2, device="cpu")
     np.testing.assert_array_equal(seen[0], by_seed[2].labels)
     assert result.communities == by_seed[2].count and result.metrics.balanced
 

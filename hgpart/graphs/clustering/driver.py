@@ -5,7 +5,8 @@ One cycle: agglomerate (match clusters by merge gain, satellites join centres, c
 Auer and R. H. Bisseling, "Graph Coarsening and Clustering on the GPU", 10th DIMACS Implementation
 Challenge, 2012) until a level merges almost nothing; take the level of highest modularity; then, from that
 level down to the cycle's finest level, project the clusters and improve them by local moving (the
-refinement Fagginger Auer and Bisseling (2012) leave out). Further cycles start from the graph contracted by
+refinement Fagginger Auer and Bisseling (2012) leave out) on every level, or on the finest alone
+(``ClusterConfig.descent``). Further cycles start from the graph contracted by
 the clusters found (as Louvain's levels do) and refine all the way down to the input again (a V-cycle),
 while modularity improves.
 
