@@ -12,11 +12,17 @@ Python threads (:func:`on_threads`) instead of a ``prange`` over threads: the sa
 seconds that numba's parallel compilation adds to each kernel. Numba does not see their writes: read an
 element that only they write through :func:`load_acquire`, never by indexing (numba may take it for the
 value it was created with).
+
+While hgpart's Python threads run (:func:`on_threads`, :func:`in_threads`, the initial partitioning's recursion),
+:func:`quick_handoffs` shortens the interpreter's switch interval: a thread that returns from an njit kernel
+waits for the GIL while another runs Python, by default up to 5 ms, and these threads hand it over thousands of
+times a partition.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -27,7 +33,10 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver is faster
+SWITCH_INTERVAL = 0.0002  # seconds: the switch interval within quick_handoffs (docs/tuning.md, "GIL handoffs")
 _ALL_PARALLEL = [False]   # set by all_parallel()
+_HANDOFFS_LOCK = threading.Lock()
+_HANDOFFS = [0, 0.0]  # quick_handoffs blocks running now, the interval to restore after the last
 
 
 def runs_serially(work: int, below: int | None = None) -> bool:
@@ -56,6 +65,26 @@ def pick(work: int, serial, parallel):
 
 
 
+@contextmanager
+def quick_handoffs(interval: float | None = None):
+    """Within it the interpreter's switch interval (:func:`sys.setswitchinterval`) is at most ``interval``
+    seconds (default :data:`SWITCH_INTERVAL`), so that a thread waiting for the GIL (one returning from a ``nogil`` kernel, or starting a worker)
+    gets it soon after asking; the caller's interval comes back when the last such block ends, whatever the
+    thread. Nests and may run in several threads at once."""
+    with _HANDOFFS_LOCK:
+        if _HANDOFFS[0] == 0:
+            _HANDOFFS[1] = sys.getswitchinterval()
+            sys.setswitchinterval(min(SWITCH_INTERVAL if interval is None else interval, _HANDOFFS[1]))
+        _HANDOFFS[0] += 1
+    try:
+        yield
+    finally:
+        with _HANDOFFS_LOCK:
+            _HANDOFFS[0] -= 1
+            if _HANDOFFS[0] == 0:
+                sys.setswitchinterval(_HANDOFFS[1])
+
+
 def on_one_numba_thread(function, *arguments):
     """``function(*arguments)`` with this thread limited to one numba thread (for worker threads, and for a
     caller working beside them: their njit kernels release the GIL and, through :func:`pick`, never enter
@@ -74,7 +103,7 @@ def in_threads(function, jobs, workers: int) -> list:
     jobs = list(jobs)
     if workers <= 1 or len(jobs) <= 1:
         return [function(*job) for job in jobs]
-    with ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
+    with quick_handoffs(), ThreadPoolExecutor(max_workers=min(workers, len(jobs))) as pool:
         return list(pool.map(lambda job: on_one_numba_thread(function, *job), jobs))
 
 
@@ -83,10 +112,12 @@ _POOLS_LOCK = threading.Lock()
 
 
 def _forget_pools_in_a_forked_child() -> None:
-    """A forked child has none of its parent's threads: it starts pools of its own."""
-    global _POOLS_LOCK
+    """A forked child has none of its parent's threads: it starts pools of its own (and new locks, which a
+    parent's thread may have held at the fork)."""
+    global _POOLS_LOCK, _HANDOFFS_LOCK
     _POOLS.clear()
     _POOLS_LOCK = threading.Lock()
+    _HANDOFFS_LOCK = threading.Lock()
 
 
 os.register_at_fork(after_in_child=_forget_pools_in_a_forked_child)
@@ -105,12 +136,13 @@ def on_threads(worker, threads: int, *arguments) -> None:
         pool = _POOLS.get(threads)
         if pool is None:
             pool = _POOLS[threads] = ThreadPoolExecutor(max_workers=threads - 1, thread_name_prefix="hgpart")
-    helpers = [pool.submit(worker, t, *arguments) for t in range(1, threads)]
-    try:
-        worker(0, *arguments)
-    finally:
-        for helper in helpers:
-            helper.result()
+    with quick_handoffs():
+        helpers = [pool.submit(worker, t, *arguments) for t in range(1, threads)]
+        try:
+            worker(0, *arguments)
+        finally:
+            for helper in helpers:
+                helper.result()
 
 
 def _element_pointer(context, builder, signature, args):

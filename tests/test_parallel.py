@@ -1,13 +1,16 @@
 """The host's atomic operations for njit code and its thread pool (hgpart.parallel)."""
 
 import os
+import sys
+import threading
 import time
 
 import numba
 import numpy as np
 import pytest
 
-from hgpart.parallel import claim_chunk, fetch_add, load_acquire, on_threads, store_release
+from hgpart.parallel import (SWITCH_INTERVAL, claim_chunk, fetch_add, in_threads, load_acquire, on_threads,
+                             quick_handoffs, store_release)
 
 
 @numba.njit(nogil=True, cache=False)
@@ -112,3 +115,45 @@ def test_claimed_chunks_cover_every_item_once():
         counts = np.zeros(total, dtype=np.int64)
         on_threads(_count_claims, threads, np.zeros(1, dtype=np.int64), size, counts)
         assert np.all(counts == 1), (total, size, threads)
+
+
+def test_quick_handoffs_shortens_the_switch_interval_until_the_last_block_ends():
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.004)
+        with quick_handoffs():
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+            with quick_handoffs(0.5):  # never longer than the caller's
+                assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+            assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+        # blocks of two threads that overlap: the interval comes back when the later one ends
+        entered, release = threading.Event(), threading.Event()
+
+        def other():
+            with quick_handoffs():
+                entered.set()
+                release.wait(10)
+
+        thread = threading.Thread(target=other)
+        with quick_handoffs():
+            thread.start()
+            entered.wait(10)
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)  # the other block still runs
+        release.set()
+        thread.join(10)
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+        with pytest.raises(KeyError):  # an error inside restores it too
+            with quick_handoffs():
+                raise KeyError
+        assert sys.getswitchinterval() == pytest.approx(0.004)
+    finally:
+        sys.setswitchinterval(before)
+
+
+def test_the_pools_hand_off_quickly_while_their_workers_run():
+    seen = []
+    on_threads(lambda t, out: out.append(sys.getswitchinterval()), 3, seen)
+    assert seen == [pytest.approx(SWITCH_INTERVAL)] * 3
+    assert in_threads(lambda job: sys.getswitchinterval(), [(1,), (2,)], 2) == [pytest.approx(SWITCH_INTERVAL)] * 2
+    assert sys.getswitchinterval() > SWITCH_INTERVAL

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..config import PartitionConfig
 from ..hypergraph import Hypergraph, transpose_csr
-from ..parallel import on_one_numba_thread
+from ..parallel import on_one_numba_thread, quick_handoffs
 from .portfolio import bisect
 
 
@@ -72,8 +72,9 @@ def initial_partition(hypergraph: Hypergraph, k: int, epsilon: float, config: Pa
     total = hypergraph.total_vertex_weight
     perfect = -(-total // k)
     workers = workers or config.initial.recursion_threads or numba.get_num_threads()
-    _split(hypergraph, None, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective, seed,
-           workers)
+    with quick_handoffs():
+        _split(hypergraph, None, np.arange(n), 0, k, partition, fixed, epsilon, perfect, config, cut_objective,
+               seed, workers)
     return partition
 
 

@@ -246,3 +246,23 @@ def test_portfolio_in_one_serial_call_equals_the_threaded_runs(monkeypatch):
                              config.fm, cut_objective, 1)
                 np.testing.assert_array_equal(one, threaded)
                 assert np.all(one[fixed >= 0] == fixed[fixed >= 0])
+
+
+def test_the_recursion_hands_off_the_gil_quickly(monkeypatch):
+    """The recursion's threads run Python between their njit calls: every bisection runs under
+    :func:`hgpart.parallel.quick_handoffs`, and the caller's switch interval comes back afterwards."""
+    import sys
+
+    from hgpart.initial import recursive
+    from hgpart.parallel import SWITCH_INTERVAL
+
+    hypergraph, _ = random_hypergraph(5, 200, 300, max_size=6)
+    intervals = []
+    real_bisect = recursive.multilevel_bisect
+    monkeypatch.setattr(recursive, "multilevel_bisect",
+                        lambda *args, **kwargs: intervals.append(sys.getswitchinterval()) or real_bisect(*args, **kwargs))
+    before = sys.getswitchinterval()
+    blocks = recursive.initial_partition(hypergraph, 4, 0.03, make_config(4, 0.03, "km1", 0), False, 0, workers=2)
+    assert len(intervals) == 3 and all(interval == pytest.approx(SWITCH_INTERVAL) for interval in intervals)
+    assert sys.getswitchinterval() == before
+    assert sorted(np.unique(blocks)) == [0, 1, 2, 3]
