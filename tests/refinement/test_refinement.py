@@ -1,6 +1,7 @@
 """Host refinement: FM and its gain cache, label propagation's drivers, pairwise FM, the objective from pin counts."""
 
 import numpy as np
+import pytest
 
 from hgpart import Hypergraph, generate
 from hgpart.io import read_hypergraph
@@ -113,10 +114,12 @@ def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
         numba.set_num_threads(threads)
 
 
-def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves():
+@pytest.mark.parametrize("k", [5, 16])
+def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
     """k-way FM's km1 gain cache: connected[v, b] + common[v] is the km1 drop of moving v to b (checked by
     recounting km1 in plain Python), it stays exact through a pass and its rollback, and the pass makes the
-    same moves as one that walks the nets (on a hub-heavy input with weighted nets and single-pin nets)."""
+    same moves as one that walks the nets (on a hub-heavy input with weighted nets and single-pin nets; with
+    16 blocks most nets touch a few of them)."""
     from hgpart.refinement.fm import fm_pass, km1_gain_cache
 
     from ..naive import metrics_naive
@@ -128,11 +131,10 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves():
     net_weights = rng.integers(0, 4, len(nets)).astype(np.int64)  # zero-weight nets too
     h = Hypergraph.from_pin_lists(nets, hypergraph.num_vertices, hypergraph.vertex_weights, net_weights)
     assert np.diff(h.vertex_offsets).max() > 40 and (np.diff(h.net_offsets) == 1).any()
-    k = 5
     blocks = rng.integers(0, k, h.num_vertices).astype(np.int32)
     pin_counts = compute_pin_counts(h.net_offsets, h.pin_vertices, blocks, k)
-    connected, adjacent_nets, common = km1_gain_cache(h.net_offsets, h.vertex_offsets, h.incident_nets,
-                                                      h.net_weights, blocks, pin_counts, k)
+    connected, adjacent_nets, common = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights, blocks,
+                                                      pin_counts, k, h.num_vertices)
     km1 = metrics_naive(nets, net_weights, h.vertex_weights, blocks, k)["km1"]
     for v in rng.choice(h.num_vertices, 40, replace=False):
         for b in range(k):
@@ -151,16 +153,16 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves():
     for cached in (True, False):
         partition_, counts = blocks.copy(), pin_counts.copy()
         weights = scatter_sum(partition_, h.vertex_weights, k)
-        cache = km1_gain_cache(h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights, partition_, counts,
-                               k) if cached else (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
+        cache = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights, partition_, counts, k,
+                               h.num_vertices) if cached else (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
         n = h.num_vertices
         gained = fm_pass(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
                          h.vertex_weights, partition_, counts, weights, bounds, k, np.ones(n, np.bool_), False, 60,
                          1000, np.empty(n, np.int64), np.zeros(n, np.int64), np.full(n, -1, np.int64),
                          np.zeros(1, np.int64), np.full(n, -1, np.int32), *cache)
         if cached:
-            fresh = km1_gain_cache(h.net_offsets, h.vertex_offsets, h.incident_nets, h.net_weights, partition_,
-                                   counts, k)
+            fresh = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights, partition_, counts, k,
+                                   h.num_vertices)
             for kept, recomputed in zip(cache, fresh):
                 np.testing.assert_array_equal(kept, recomputed)
         results.append((gained, partition_))
