@@ -29,7 +29,7 @@ from .metrics import PartitionMetrics, evaluate, max_block_weight
 from .preprocessing.communities import detect_communities, is_mesh_graph
 from .policy import DEVICE, FLOWS, HOST_FM, JET, LABEL_PROPAGATION_FM, PAIR_FM, Policy, auto_path
 from .refinement import rebalance_partition, refine
-from .refinement.flows import flow_refine
+from .refinement.flows import flow_refine, kept_workspaces
 from .refinement.pair_fm import pair_fm
 
 NO_LABEL_PROPAGATION = LabelPropagationConfig(rounds=0)
@@ -198,7 +198,7 @@ def _partition(hypergraph: Hypergraph, config: PartitionConfig, fixed, path: str
     config = policy.config
     on_device = path == "gpu" and not twin
     memory = DeviceMemory(hypergraph, k) if on_device else nullcontext()
-    with memory:
+    with memory, kept_workspaces(hypergraph.num_vertices, hypergraph.num_nets):
         blocks, levels, communities, coarsened, initialized = _v_cycles(hypergraph, max_weights, policy,
                                                                         backends_for(path, twin), fixed, on_level)
     metrics = evaluate(hypergraph, blocks, k, epsilon)

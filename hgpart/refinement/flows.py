@@ -9,9 +9,17 @@ Pairs of disjoint blocks never read what the other changes, so every pair sees w
 pairs taken one after the other, and the result is the same on any number of threads. A pair is taken again
 in a later round only once its cut weight has changed since it last gained nothing. A pair alone in its
 round (always, with two blocks) has the threads to itself (:func:`.flow_pair.refine_pair_speculating`).
+
+Each thread works in arrays of the level's size (marks, queues, the region's nodes). Within
+:func:`kept_workspaces`, which the partitioner holds around a partition's refinement, every level reuses one
+set of them, sized for the input: on 16 threads a level's set is 10^8 bytes, whose pages the kernel would
+otherwise map and zero anew on every level.
 """
 
 from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
 
 import numba
 import numpy as np
@@ -20,6 +28,42 @@ from ..config import FlowConfig
 from ..hypergraph import scatter_sum
 from ..parallel import fetch_add, load_acquire, on_threads, store_release
 from .flow_pair import refine_pair, refine_pair_speculating
+
+
+_KEPT = threading.local()  # this thread's kept workspaces: capacity (n, m) and the arrays, within kept_workspaces
+
+
+@contextmanager
+def kept_workspaces(num_vertices: int, num_nets: int):
+    """Within it, this thread's flow refinements (:func:`flow_rounds`) share one workspace, allocated at their
+    first use for at least ``num_vertices`` vertices and ``num_nets`` nets (the input's, so that the coarser
+    levels before it fit too) and freed at the end. The marks' stamps go on from one refinement to the next,
+    so a mark left by an earlier level never reads as one of this level's: the results are those of fresh
+    arrays. Nests (the outermost block's capacity holds)."""
+    outer = getattr(_KEPT, "capacity", None)
+    if outer is None:
+        _KEPT.capacity, _KEPT.arrays = (num_vertices, num_nets), None
+    try:
+        yield
+    finally:
+        if outer is None:
+            _KEPT.capacity, _KEPT.arrays = None, None
+
+
+def _workspace(threads: int, n: int, m: int) -> tuple:
+    """The per-thread arrays of :func:`flow_rounds` for ``threads`` threads on a level of n vertices and m nets:
+    stamps int64[threads, 1], then marks, nodes_of, distances, queues and regions int64[threads, >= n], net
+    marks and touched nets int64[threads, >= m]; the kept ones where they fit (:func:`kept_workspaces`)."""
+    capacity = getattr(_KEPT, "capacity", None)
+    kept = getattr(_KEPT, "arrays", None)
+    if kept is not None and kept[0].shape[0] == threads and kept[1].shape[1] >= n and kept[6].shape[1] >= m:
+        return kept
+    rows_n, rows_m = (n, m) if capacity is None else (max(n, capacity[0]), max(m, capacity[1]))
+    arrays = (np.zeros((threads, 1), dtype=np.int64), *(np.zeros((threads, rows_n), dtype=np.int64) for _ in range(5)),
+              *(np.zeros((threads, rows_m), dtype=np.int64) for _ in range(2)))
+    if capacity is not None:
+        _KEPT.arrays = arrays
+    return arrays
 
 
 @numba.njit(cache=True, nogil=True)
@@ -194,13 +238,8 @@ def flow_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_we
     while neither of its blocks has changed since: it would repeat its last regions for nothing (with k = 2,
     the whole second round). ``partition`` and ``block_weights`` are updated in place; returns the total
     improvement."""
-    n = vertex_offsets.shape[0] - 1
-    m = net_offsets.shape[0] - 1
-    stamps = np.zeros((threads, 1), dtype=np.int64)
-    marks, nodes_of = np.zeros((threads, n), dtype=np.int64), np.zeros((threads, n), dtype=np.int64)
-    distances, queues = np.zeros((threads, n), dtype=np.int64), np.zeros((threads, n), dtype=np.int64)
-    regions = np.zeros((threads, n), dtype=np.int64)
-    net_marks, touched = np.zeros((threads, m), dtype=np.int64), np.zeros((threads, m), dtype=np.int64)
+    stamps, marks, nodes_of, distances, queues, regions, net_marks, touched = _workspace(
+        threads, vertex_offsets.shape[0] - 1, net_offsets.shape[0] - 1)
     unchanged_since = np.full(k * k, -1, dtype=np.int64)  # a pair's cut weight when it last gained nothing
     changes = np.zeros(k, dtype=np.int64)  # how often each block has changed
     settled_at = np.full((k * k, 2), -1, dtype=np.int64)  # a settled pair's blocks' changes when it settled

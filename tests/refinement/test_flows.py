@@ -431,3 +431,30 @@ def test_with_two_blocks_coarse_levels_keep_alpha():
     assert not np.array_equal(wide, flow_refine(h, partition, 2, bounds, 0.03, FlowConfig(alpha=1.0, **settings)))
     coarse = FlowConfig(alpha=16.0, coarse_alpha=1.0, **settings)
     assert np.array_equal(flow_refine(h, partition, 2, bounds, 0.03, coarse, input_level=False), wide)
+
+
+def test_kept_workspaces_give_the_results_of_fresh_arrays_level_after_level():
+    """Within kept_workspaces every flow refinement reuses one set of per-thread arrays, sized for the input,
+    from a coarse level up to the input and again: the marks' stamps go on, so old marks never pass for new
+    ones, and each result equals the one with fresh arrays. The arrays are freed at the end."""
+    from hgpart.coarsening import coarsen
+    from hgpart.refinement import flows
+
+    h = read_hypergraph(IBM01)
+    k = 4
+    coarse = coarsen(h, k, CoarseningConfig(), 0.03, max_levels=1).coarsest.hypergraph
+    bounds = np.full(k, max_block_weight(h.total_vertex_weight, k, 0.03), dtype=np.int64)
+    rng = np.random.default_rng(3)
+    starts = [(coarse, (np.arange(coarse.num_vertices) * k // coarse.num_vertices).astype(np.int32)),
+              (h, (np.arange(h.num_vertices) * k // h.num_vertices).astype(np.int32)),
+              (h, (np.arange(h.num_vertices) * k // h.num_vertices).astype(np.int32)),
+              (h, rng.permutation((np.arange(h.num_vertices) * k // h.num_vertices)).astype(np.int32))]
+    fresh = [flow_refine(level, start, k, bounds, 0.03, FlowConfig()) for level, start in starts]
+    kept_arrays = []
+    with flows.kept_workspaces(h.num_vertices, h.num_nets):
+        for (level, start), expected in zip(starts, fresh):
+            assert np.array_equal(flow_refine(level, start, k, bounds, 0.03, FlowConfig()), expected)
+            kept_arrays.append(flows._KEPT.arrays)
+    assert kept_arrays[0] is not None and all(arrays is kept_arrays[0] for arrays in kept_arrays)
+    assert kept_arrays[0][1].shape[1] == h.num_vertices  # sized for the input at the coarse level already
+    assert flows._KEPT.arrays is None
