@@ -13,6 +13,7 @@ import numpy as np
 
 from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, sort_dedup_segments_parallel, transpose_csr
 from ..parallel import pick, runs_serially
+from ..sorting import radix_argsort
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -64,29 +65,9 @@ def _net_hashes_parallel(offsets, pins):
 
 @numba.njit(cache=True, nogil=True)
 def _stable_order(hashes):
-    """``np.argsort(hashes, kind="stable")`` (int64[m]) by a least-significant-digit radix sort of the uint64
-    hashes, eight passes of 8 bits: about three times faster than numba's mergesort on such keys."""
-    m = hashes.shape[0]
-    order = np.arange(m)
-    keys = hashes.copy()
-    next_order = np.empty(m, dtype=np.int64)
-    next_keys = np.empty_like(keys)
-    counts = np.empty(257, dtype=np.int64)
-    for shift in range(0, 64, 8):
-        counts[:] = 0
-        for i in range(m):
-            counts[((keys[i] >> np.uint64(shift)) & np.uint64(255)) + 1] += 1
-        for digit in range(256):
-            counts[digit + 1] += counts[digit]
-        for i in range(m):
-            digit = (keys[i] >> np.uint64(shift)) & np.uint64(255)
-            position = counts[digit]
-            next_order[position] = order[i]
-            next_keys[position] = keys[i]
-            counts[digit] = position + 1
-        order, next_order = next_order, order
-        keys, next_keys = next_keys, keys
-    return order
+    """``np.argsort(hashes, kind="stable")`` (int64[m]) of the uint64 hashes by a radix sort
+    (:func:`hgpart.sorting.radix_argsort`): about three times faster than numba's mergesort on such keys."""
+    return radix_argsort(hashes.copy())
 
 
 @numba.njit(cache=True, nogil=True)

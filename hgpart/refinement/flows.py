@@ -27,6 +27,7 @@ import numpy as np
 from ..config import FlowConfig
 from ..hypergraph import scatter_sum
 from ..parallel import fetch_add, load_acquire, on_threads, store_release
+from ..sorting import stable_argsort
 from .flow_pair import refine_pair, refine_pair_speculating
 
 
@@ -134,7 +135,7 @@ def _in_batch_order(pairs, k):
         batch_of[i] = max(last_batch[a], last_batch[b]) + 1
         last_batch[a] = batch_of[i]
         last_batch[b] = batch_of[i]
-    return pairs[np.argsort(batch_of, kind="mergesort")]
+    return pairs[stable_argsort(batch_of)]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -201,7 +202,7 @@ def _pairs_to_refine(weights, unchanged_since, changes, settled_at, k, min_pair_
     """The pairs (a * k + b) of a round, in batch order (:func:`_in_batch_order`) from the heaviest cut down: those
     whose cut weighs more than ``min_pair_cut``, has changed since the pair last gained nothing, and that
     have not settled while neither of their blocks has changed."""
-    order = np.argsort(-weights, kind="mergesort")
+    order = stable_argsort(-weights)
     wanted = np.zeros(order.shape[0], dtype=np.bool_)
     for i in range(order.shape[0]):
         pair = order[i]

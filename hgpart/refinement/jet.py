@@ -26,6 +26,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import scatter_sum
+from ..sorting import float_keys, stable_argsort
 from .gains import apply_move, best_move, compute_pin_counts, gains_to_blocks, objective_from_pin_counts
 from .jet_rules import REBALANCE_ROUNDS, STALE_ROUNDS, best_of_rounds, unbounded_weights
 
@@ -78,7 +79,7 @@ def _jet_round(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
         if targets[v] >= 0:
             candidates[count] = v
             count += 1
-    order = np.argsort(-gains[candidates], kind="mergesort")  # stable: ties stay in id order
+    order = stable_argsort(-gains[candidates])  # stable: ties stay in id order
     replay_partition = partition.copy()
     replay_counts = pin_counts.copy()
     replay_weights = block_weights.copy()
@@ -142,8 +143,8 @@ def rebalance_rounds(net_offsets, vertex_offsets, incident_nets, net_weights, ve
                 candidates[count] = v
                 count += 1
         loss = -gains[candidates].astype(np.float64) / vertex_weights[candidates].astype(np.float64)
-        by_loss = np.argsort(loss, kind="mergesort")
-        ordered = candidates[by_loss[np.argsort(partition[candidates[by_loss]], kind="mergesort")]]
+        by_loss = stable_argsort(float_keys(loss))
+        ordered = candidates[by_loss[stable_argsort(partition[candidates[by_loss]].astype(np.int64))]]
         removed = np.zeros(k, dtype=np.int64)
         incoming = np.zeros(k, dtype=np.int64)
         accepted = np.empty(count, dtype=np.int64)

@@ -7,6 +7,7 @@ import numba
 import numpy as np
 
 from ..parallel import on_threads
+from ..sorting import stable_argsort
 from .gains import apply_move, best_move, is_boundary
 
 
@@ -68,7 +69,7 @@ def _apply(order, net_offsets, vertex_offsets, incident_nets, net_weights, verte
 def _move_order(targets, gains):
     """The vertices with a positive move, by gain (descending), then id: int32[]."""
     candidates = np.flatnonzero((targets >= 0) & (gains > 0))
-    order = np.argsort(-gains[candidates], kind="mergesort")
+    order = stable_argsort(-gains[candidates])
     return candidates[order].astype(np.int32)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from ..config import FMConfig, LabelPropagationConfig
 from ..hypergraph import scatter_sum
 from ..parallel import runs_serially
+from ..sorting import float_keys, stable_argsort
 from .fm import fm as run_fm
 from .fm import fm_passes
 from .gains import apply_move, best_move, compute_pin_counts, pin_counts_serial
@@ -101,7 +102,7 @@ def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
                     count += 1
         if count == 0:
             return False
-        order = np.argsort(scores[:count], kind="mergesort")
+        order = stable_argsort(float_keys(scores[:count]))
         moved = 0
         for i in order:
             v = candidates[i]
