@@ -68,9 +68,9 @@ def pick(work: int, serial, parallel):
 @contextmanager
 def quick_handoffs(interval: float | None = None):
     """Within it the interpreter's switch interval (:func:`sys.setswitchinterval`) is at most ``interval``
-    seconds (default :data:`SWITCH_INTERVAL`), so that a thread waiting for the GIL (one returning from a ``nogil`` kernel, or starting a worker)
-    gets it soon after asking; the caller's interval comes back when the last such block ends, whatever the
-    thread. Nests and may run in several threads at once."""
+    seconds (default :data:`SWITCH_INTERVAL`), so that a thread waiting for the GIL (one returning from a
+    ``nogil`` kernel, or starting a worker) gets it soon after asking; the caller's interval comes back when the
+    last such block ends, whatever the thread. Nests and may run in several threads at once."""
     with _HANDOFFS_LOCK:
         if _HANDOFFS[0] == 0:
             _HANDOFFS[1] = sys.getswitchinterval()

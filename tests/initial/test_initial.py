@@ -259,8 +259,12 @@ def test_the_recursion_hands_off_the_gil_quickly(monkeypatch):
     hypergraph, _ = random_hypergraph(5, 200, 300, max_size=6)
     intervals = []
     real_bisect = recursive.multilevel_bisect
-    monkeypatch.setattr(recursive, "multilevel_bisect",
-                        lambda *args, **kwargs: intervals.append(sys.getswitchinterval()) or real_bisect(*args, **kwargs))
+
+    def recording(*args, **kwargs):
+        intervals.append(sys.getswitchinterval())
+        return real_bisect(*args, **kwargs)
+
+    monkeypatch.setattr(recursive, "multilevel_bisect", recording)
     before = sys.getswitchinterval()
     blocks = recursive.initial_partition(hypergraph, 4, 0.03, make_config(4, 0.03, "km1", 0), False, 0, workers=2)
     assert len(intervals) == 3 and all(interval == pytest.approx(SWITCH_INTERVAL) for interval in intervals)

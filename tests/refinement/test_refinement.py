@@ -153,8 +153,9 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
     for cached in (True, False):
         partition_, counts = blocks.copy(), pin_counts.copy()
         weights = scatter_sum(partition_, h.vertex_weights, k)
+        no_cache = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
         cache = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights, partition_, counts, k,
-                               h.num_vertices) if cached else (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
+                               h.num_vertices) if cached else no_cache
         n = h.num_vertices
         gained = fm_pass(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
                          h.vertex_weights, partition_, counts, weights, bounds, k, np.ones(n, np.bool_), False, 60,
