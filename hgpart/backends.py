@@ -34,9 +34,10 @@ class HostBackend(HostCoarsening):
         blocks = np.array(blocks, dtype=np.int32)
         movable = np.ones(level.num_vertices, dtype=np.bool_) if movable is None else np.asarray(movable, np.bool_)
         pin_counts = compute_pin_counts(level.net_offsets, level.pin_vertices, blocks, k)
-        rebalance_rounds(level.net_offsets, level.vertex_offsets, level.incident_nets, level.net_weights,
-                         level.vertex_weights, blocks, pin_counts, scatter_sum(blocks, level.vertex_weights, k),
-                         np.asarray(max_block_weights, dtype=np.int64), k, movable, cut_objective, REBALANCE_ROUNDS)
+        rebalance_rounds(level.net_offsets, level.pin_vertices, level.vertex_offsets, level.incident_nets,
+                         level.net_weights, level.vertex_weights, blocks, pin_counts,
+                         scatter_sum(blocks, level.vertex_weights, k), np.asarray(max_block_weights, dtype=np.int64),
+                         k, movable, cut_objective, REBALANCE_ROUNDS)
         return blocks
 
     @staticmethod

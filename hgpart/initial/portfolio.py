@@ -38,11 +38,12 @@ def _portfolio_run(algorithm, net_offsets, pin_vertices, vertex_offsets, inciden
     k = np.int64(2)  # k as a runtime int64: a literal 2 would compile the k-way refiners a second time
     pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, k)
     block_weights = scatter_sum(partition, vertex_weights, k)
-    balanced = _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                          pin_counts, block_weights, max_weights, k, movable, cut_objective)
+    balanced = _rebalance(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                          partition, pin_counts, block_weights, max_weights, k, movable, cut_objective)
     if balanced and lp_rounds > 0:
-        label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                                 pin_counts, block_weights, max_weights, k, movable, cut_objective, lp_rounds)
+        label_propagation_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                 vertex_weights, partition, pin_counts, block_weights, max_weights, k, movable,
+                                 cut_objective, lp_rounds)
     objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective)
     return partition, balanced, objective, _overload(block_weights, max_weights)
 

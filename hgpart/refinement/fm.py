@@ -20,7 +20,7 @@ import numba
 import numpy as np
 
 from .fm2 import fm2_pass
-from .gains import apply_move, best_move, is_boundary, objective_from_pin_counts, track_best_prefix
+from .gains import apply_move, best_move, is_boundary, move_scratch, objective_from_pin_counts, track_best_prefix
 from .heap import heap_pop, heap_push_or_update, heap_remove
 
 
@@ -128,13 +128,15 @@ def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_off
 
 
 @numba.njit(cache=True, inline="always")
-def _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
-          block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected, adjacent_nets, common):
+def _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+          pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected, adjacent_nets,
+          common):
     if connected.shape[0]:
         return _cached_best_move(np.int64(v), partition, vertex_weights, block_weights, max_block_weights, k, connected,
                                  adjacent_nets, common)
-    return best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                     pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain, adjacent)
+    return best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                     vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain,
+                     adjacent)
 
 
 @numba.njit(cache=True, inline="always")
@@ -150,13 +152,13 @@ def _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incid
 
 
 @numba.njit(cache=True, nogil=True)
-def _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
-                    block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap, keys, position, size,
-                    targets, connected, adjacent_nets, common):
+def _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                    pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap, keys,
+                    position, size, targets, connected, adjacent_nets, common):
     """Rate v's best move among adjacent blocks with room: keyed into the heap, or out of it if it has none."""
-    target, g = _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                      pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected,
-                      adjacent_nets, common)
+    target, g = _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                      vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent,
+                      connected, adjacent_nets, common)
     if target >= 0:
         targets[v] = target
         heap_push_or_update(heap, keys, position, size, np.int64(v), g)
@@ -171,8 +173,7 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     """One FM pass; returns the gain kept (>= 0). Arrays are updated in place, the gain cache
     (:func:`km1_gain_cache`; empty arrays: none) included."""
     n = vertex_offsets.shape[0] - 1
-    gain = np.zeros(k, dtype=np.int64)
-    adjacent = np.zeros(k, dtype=np.bool_)
+    gain, adjacent = move_scratch(k)
     locked = np.zeros(n, dtype=np.bool_)
     rated_at = np.full(n, -1, dtype=np.int64)  # the move after which a vertex was last re-rated
     size[0] = 0
@@ -180,9 +181,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         position[v] = -1
     for v in range(n):
         if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
-            _rate_into_heap(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                            pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap,
-                            keys, position, size, targets, connected, adjacent_nets, common)
+            _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                            vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
+                            adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     num_moves = 0
@@ -193,9 +194,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     while size[0] > 0:
         v = heap[0]
         # rate the top again: a block may have filled up, or a net above max_update_net_size changed
-        target, g = _best(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                          pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected,
-                          adjacent_nets, common)
+        target, g = _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                          vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
+                          adjacent, connected, adjacent_nets, common)
         if target >= 0 and (g != keys[v] or target != targets[v]):
             targets[v] = target
             heap_push_or_update(heap, keys, position, size, np.int64(v), g)
@@ -227,9 +228,9 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                 if locked[u] or not movable[u] or rated_at[u] == num_moves:  # once per move: the state is
                     continue                                                     # the same for all its nets
                 rated_at[u] = num_moves
-                _rate_into_heap(u, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights,
-                                pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap,
-                                keys, position, size, targets, connected, adjacent_nets, common)
+                _rate_into_heap(u, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
+                                adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common)
     for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix, newest first
         _move(moved[i], sources[i], partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
               vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)

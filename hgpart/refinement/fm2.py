@@ -20,30 +20,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .gains import apply_move, roll_back, track_best_prefix
+from .gains import apply_move, roll_back, track_best_prefix, two_way_gain
 from .heap import heap_push_or_update, inlined_heap_pop, inlined_heap_push_or_update
-
-
-@numba.njit(cache=True, inline="always")
-def two_way_gain(v, own, other, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, net_stride,
-                 block_stride):
-    """Exact km1 gain (int64) of moving v from block ``own`` to ``other``, sum over its nets e with |e| >= 2
-    of w(e) ([Phi(e, own) = 1] - [Phi(e, other) = 0]), with Phi(e, b) at ``e * net_stride + b *
-    block_stride`` (net-major: k, 1; block-major: 1, m); and whether one of those nets has a pin in
-    ``other`` (v is on the boundary between the two)."""
-    gain = np.int64(0)
-    touches = False
-    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
-        e = incident_nets[q]
-        if net_offsets[e + 1] - net_offsets[e] < 2:
-            continue
-        if pin_counts[e * net_stride + own * block_stride] == 1:
-            gain += net_weights[e]
-        if pin_counts[e * net_stride + other * block_stride] == 0:
-            gain -= net_weights[e]
-        else:
-            touches = True
-    return gain, touches
 
 
 @numba.njit(cache=True, nogil=True)

@@ -71,18 +71,47 @@ def objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objec
     return total
 
 
-@numba.njit(cache=True, nogil=True)
-def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k, cut_objective,
-                    gain, adjacent):
-    """Fill ``gain[b]`` (int64[k]) with the gain of moving v from a to b and ``adjacent[b]`` (bool[k]) with
-    whether some net of v has a pin in b. Both must be zero/False on entry; the caller resets them.
+@numba.njit(cache=True)
+def move_scratch(k):
+    """The scratch of :func:`gains_to_blocks` and :func:`best_move` for ``k`` blocks: ``gain`` int64[k] (zero)
+    and ``adjacent`` int64[2 k] (-1: no block listed)."""
+    return np.zeros(k, dtype=np.int64), np.full(2 * k, -1, dtype=np.int64)
 
-    Returns the part of the gain that does not depend on b (added into every ``gain[b]``).
+
+@numba.njit(cache=True, inline="always")
+def _reach(b, e, w, counts, adjacent, gain, count, k):
+    """Net e (of weight w, added to gain[b] where ``counts``) reaches block b: b is listed once per vertex and
+    counted once per net. Returns the new number of listed blocks."""
+    if adjacent[b] == e:
+        return count
+    if adjacent[b] < 0:
+        adjacent[k + count] = b
+        count += 1
+    adjacent[b] = e
+    if counts:
+        gain[b] += w
+    return count
+
+
+@numba.njit(cache=True, nogil=True)
+def gains_to_blocks(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, pin_counts,
+                    k, cut_objective, gain, adjacent):
+    """Fill ``gain[b]`` (int64[k]) with the part of the gain of moving v from its block a to b that depends on
+    b, for the blocks b != a that some net of v has a pin in (v's adjacent blocks), and list those blocks in
+    ``adjacent[k:k + count]``; ``adjacent[b]`` (int64[2 k]) is then >= 0 exactly for a listed b.
+
+    Returns (the part of the gain that does not depend on b, count). A net reaches its blocks through its
+    pins where it has at most k / 2 of them and through its k pin counts otherwise, so rating a vertex costs
+    about the sum over its nets of min(|e|, k) rather than |e| k (at k = 128 most nets have a few pins). The
+    scratch is as :func:`move_scratch` makes it on entry; :func:`clear_scratch` restores that.
     """
-    common = 0
+    a = partition[v]
+    common = np.int64(0)
+    count = 0
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
         e = incident_nets[q]
-        size = net_offsets[e + 1] - net_offsets[e]
+        first, last = net_offsets[e], net_offsets[e + 1]
+        size = last - first
         if size < 2:
             continue
         w = net_weights[e]
@@ -91,47 +120,103 @@ def gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weight
         if cut_objective:
             if in_source == size:
                 common -= w
-            for b in range(k):
-                count = pin_counts[base + b]
-                if count > 0 and b != a:
-                    adjacent[b] = True
-                    if in_source == 1 and count == size - 1:
-                        gain[b] += w
         else:
             if in_source == 1:
                 common += w
             common -= w
+        if in_source == size:
+            continue  # no pin outside a
+        if 2 * size <= k:  # walking the pins reads partition[] at random: worth it only for nets of few pins
+            for p in range(first, last):
+                b = np.int64(partition[pin_vertices[p]])
+                if b != a:
+                    counts = not cut_objective or (in_source == 1 and pin_counts[base + b] == size - 1)
+                    count = _reach(b, e, w, counts, adjacent, gain, count, k)
+        else:
             for b in range(k):
-                if pin_counts[base + b] > 0 and b != a:
-                    adjacent[b] = True
-                    gain[b] += w
-    return common
+                if b != a and pin_counts[base + b] > 0:
+                    counts = not cut_objective or (in_source == 1 and pin_counts[base + b] == size - 1)
+                    count = _reach(np.int64(b), e, w, counts, adjacent, gain, count, k)
+    return common, count
+
+
+@numba.njit(cache=True, inline="always")
+def clear_scratch(gain, adjacent, count, k):
+    """Undo :func:`gains_to_blocks`' marks on its ``count`` listed blocks."""
+    for i in range(count):
+        b = adjacent[k + i]
+        gain[b] = 0
+        adjacent[b] = -1
+
+
+@numba.njit(cache=True, inline="always")
+def _better(b, g, best, best_gain, block_weights):
+    """Whether target b with gain g beats ``best`` (-1: none yet): more gain, then the lighter block, then the
+    smaller id."""
+    if best < 0 or g > best_gain:
+        return True
+    if g < best_gain:
+        return False
+    return block_weights[b] < block_weights[best] or (block_weights[b] == block_weights[best] and b < best)
+
+
+@numba.njit(cache=True, inline="always")
+def two_way_gain(v, own, other, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, net_stride,
+                 block_stride):
+    """Exact km1 gain (int64) of moving v from block ``own`` to ``other``, sum over its nets e with |e| >= 2
+    of w(e) ([Phi(e, own) = 1] - [Phi(e, other) = 0]), with Phi(e, b) at ``e * net_stride + b *
+    block_stride`` (net-major: k, 1; block-major: 1, m); and whether one of those nets has a pin in
+    ``other`` (v is on the boundary between the two)."""
+    gain = np.int64(0)
+    touches = False
+    for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+        e = incident_nets[q]
+        if net_offsets[e + 1] - net_offsets[e] < 2:
+            continue
+        if pin_counts[e * net_stride + own * block_stride] == 1:
+            gain += net_weights[e]
+        if pin_counts[e * net_stride + other * block_stride] == 0:
+            gain -= net_weights[e]
+        else:
+            touches = True
+    return gain, touches
 
 
 @numba.njit(cache=True, nogil=True)
-def best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, pin_counts,
-              block_weights, max_block_weights, k, cut_objective, only_adjacent, gain, adjacent):
-    """Best target block of v that stays within its weight bound: (target or -1, gain).
+def best_move(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+              pin_counts, block_weights, max_block_weights, k, cut_objective, only_adjacent, gain, adjacent):
+    """Best target block of v that stays within its weight bound: (target or -1, gain); with
+    ``only_adjacent`` among the blocks some net of v has a pin in, else among all.
 
-    Ties go to the lighter target, then the smaller block id. ``gain``/``adjacent`` are scratch (int64[k],
-    bool[k], zero on entry and on return).
+    Ties go to the lighter target, then the smaller block id. ``gain``/``adjacent`` are scratch
+    (:func:`move_scratch`), as they were on entry on return.
     """
     a = partition[v]
-    common = gains_to_blocks(v, a, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k,
-                             cut_objective, gain, adjacent)
+    if k == 2 and not cut_objective:  # one pass over v's nets, no scratch
+        b = 1 - a
+        g, touches = two_way_gain(v, a, b, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, 2, 1)
+        if (only_adjacent and not touches) or block_weights[b] + vertex_weights[v] > max_block_weights[b]:
+            return -1, np.int64(0)
+        return b, g
+    common, count = gains_to_blocks(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                    net_weights, pin_counts, k, cut_objective, gain, adjacent)
     best = -1
     best_gain = np.int64(0)
     weight = vertex_weights[v]
-    for b in range(k):
-        if b == a or (only_adjacent and not adjacent[b]) or block_weights[b] + weight > max_block_weights[b]:
-            continue
-        g = gain[b] + common
-        if best < 0 or g > best_gain or (g == best_gain and block_weights[b] < block_weights[best]):
-            best = b
-            best_gain = g
-    for b in range(k):
-        gain[b] = 0
-        adjacent[b] = False
+    if only_adjacent:
+        for i in range(count):
+            b = adjacent[k + i]
+            if block_weights[b] + weight <= max_block_weights[b] and _better(b, gain[b] + common, best, best_gain,
+                                                                             block_weights):
+                best = b
+                best_gain = gain[b] + common
+    else:
+        for b in range(k):
+            if b != a and block_weights[b] + weight <= max_block_weights[b] and _better(b, gain[b] + common, best,
+                                                                                      best_gain, block_weights):
+                best = b
+                best_gain = gain[b] + common
+    clear_scratch(gain, adjacent, count, k)
     return best, best_gain
 
 

@@ -27,7 +27,8 @@ import numpy as np
 
 from ..hypergraph import scatter_sum
 from ..sorting import float_keys, stable_argsort
-from .gains import apply_move, best_move, compute_pin_counts, gains_to_blocks, objective_from_pin_counts
+from .gains import (apply_move, best_move, clear_scratch, compute_pin_counts, gains_to_blocks, move_scratch,
+                    objective_from_pin_counts)
 from .jet_rules import REBALANCE_ROUNDS, STALE_ROUNDS, best_of_rounds, unbounded_weights
 
 __all__ = ["REBALANCE_ROUNDS", "STALE_ROUNDS", "best_of_rounds", "jet_refine", "rebalance_rounds",
@@ -35,33 +36,30 @@ __all__ = ["REBALANCE_ROUNDS", "STALE_ROUNDS", "best_of_rounds", "jet_refine", "
 
 
 @numba.njit(cache=True)
-def _move_gain(v, target, partition, net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts, k,
-               cut_objective, gain, adjacent):
-    """Gain of moving v to ``target`` on this Phi (scratch ``gain``/``adjacent`` zero on entry and exit)."""
-    common = gains_to_blocks(v, partition[v], net_offsets, vertex_offsets, incident_nets, net_weights, pin_counts,
-                             k, cut_objective, gain, adjacent)
+def _move_gain(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+               pin_counts, k, cut_objective, gain, adjacent):
+    """Gain of moving v to ``target`` on this Phi (scratch of :func:`.gains.move_scratch`, as it was on exit)."""
+    common, count = gains_to_blocks(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                    net_weights, pin_counts, k, cut_objective, gain, adjacent)
     result = gain[target] + common
-    for b in range(k):
-        gain[b] = 0
-        adjacent[b] = False
+    clear_scratch(gain, adjacent, count, k)
     return result
 
 
 @numba.njit(cache=True)
-def _jet_round(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
-               block_weights, unbounded, k, active, cut_objective, tolerance):
+def _jet_round(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+               pin_counts, block_weights, unbounded, k, active, cut_objective, tolerance):
     """Steps 1-4 of the module doc; returns the moved vertices (int64)."""
     n = vertex_offsets.shape[0] - 1
-    gain = np.zeros(k, dtype=np.int64)
-    adjacent = np.zeros(k, dtype=np.bool_)
+    gain, adjacent = move_scratch(k)
     targets = np.full(n, -1, dtype=np.int32)
     gains = np.zeros(n, dtype=np.int64)
     count = 0
     for v in range(n):
         if active[v]:
-            target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                  vertex_weights, pin_counts, block_weights, unbounded, k, cut_objective,
-                                  True, gain, adjacent)
+            target, g = best_move(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                  net_weights, vertex_weights, pin_counts, block_weights, unbounded, k,
+                                  cut_objective, True, gain, adjacent)
             internal = np.int64(0)
             for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
                 e = incident_nets[q]
@@ -88,8 +86,8 @@ def _jet_round(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
     for position in range(count):
         v = candidates[order[position]]
         target = targets[v]
-        recomputed = _move_gain(v, target, replay_partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                replay_counts, k, cut_objective, gain, adjacent)
+        recomputed = _move_gain(v, target, replay_partition, net_offsets, pin_vertices, vertex_offsets,
+                                incident_nets, net_weights, replay_counts, k, cut_objective, gain, adjacent)
         apply_move(v, target, replay_partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
                    replay_counts, replay_weights, k)
         if recomputed >= 0:
@@ -103,8 +101,8 @@ def _jet_round(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
 
 
 @numba.njit(cache=True)
-def rebalance_rounds(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
-                     block_weights, max_block_weights, k, movable, cut_objective, max_rounds):
+def rebalance_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+                     pin_counts, block_weights, max_block_weights, k, movable, cut_objective, max_rounds):
     """CPU twin of :func:`hgpart.refinement.gpu.rebalancer.rebalance_device` on ``partition`` (int32[n]),
     ``pin_counts`` (int32[m * k]) and ``block_weights`` (int64[k]), updated in place: each round rates every
     movable vertex of positive weight in an overloaded block towards its best block with room (any block), and
@@ -112,8 +110,7 @@ def rebalance_rounds(net_offsets, vertex_offsets, incident_nets, net_weights, ve
     is covered; the targets accept them in that order while they stay within their bounds. Returns whether
     every block is within its bound."""
     n = vertex_offsets.shape[0] - 1
-    gain = np.zeros(k, dtype=np.int64)
-    adjacent = np.zeros(k, dtype=np.bool_)
+    gain, adjacent = move_scratch(k)
     excess = np.zeros(k, dtype=np.int64)
     for _ in range(max_rounds):
         overloaded = False
@@ -127,9 +124,9 @@ def rebalance_rounds(net_offsets, vertex_offsets, incident_nets, net_weights, ve
         count = 0
         for v in range(n):
             if movable[v] and excess[partition[v]] > 0 and vertex_weights[v] > 0:
-                target, g = best_move(v, partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                      vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
-                                      False, gain, adjacent)
+                target, g = best_move(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                      net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
+                                      cut_objective, False, gain, adjacent)
                 if target >= 0:
                     targets[v] = target
                     gains[v] = g
@@ -200,8 +197,8 @@ def jet_refine(hypergraph, partition, k, max_block_weights, rounds, cut_objectiv
     unbounded = unbounded_weights(k)
     pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
     block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
-    arrays = (hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets, hypergraph.net_weights,
-              hypergraph.vertex_weights, partition, pin_counts, block_weights)
+    arrays = (hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets, hypergraph.incident_nets,
+              hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights)
     balanced = [True]
 
     def run_round(active):

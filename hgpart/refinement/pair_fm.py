@@ -24,8 +24,8 @@ import numpy as np
 
 from ..parallel import runs_serially
 from ..hypergraph import transpose_csr
-from .fm2 import bump, delta_gain, pick_side, two_way_gain
-from .gains import apply_move_strided, track_best_prefix
+from .fm2 import bump, delta_gain, pick_side
+from .gains import apply_move_strided, track_best_prefix, two_way_gain
 from .heap import heap_pop
 
 

@@ -11,7 +11,7 @@ from ..parallel import runs_serially
 from ..sorting import float_keys, stable_argsort
 from .fm import fm as run_fm
 from .fm import fm_passes
-from .gains import apply_move, best_move, compute_pin_counts, pin_counts_serial
+from .gains import apply_move, best_move, compute_pin_counts, move_scratch, pin_counts_serial
 from .label_propagation import label_propagation_parallel, label_propagation_serial
 
 
@@ -65,8 +65,9 @@ def refine_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_
     pin_counts = pin_counts_serial(net_offsets, pin_vertices, partition, k)
     block_weights = scatter_sum(partition, vertex_weights, k)
     if lp_rounds > 0:
-        label_propagation_serial(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
-                                 pin_counts, block_weights, max_block_weights, k, movable, cut_objective, lp_rounds)
+        label_propagation_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                                 vertex_weights, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                                 cut_objective, lp_rounds)
     if passes > 0:
         fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
                   pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes, fruitless_limit,
@@ -75,12 +76,11 @@ def refine_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_
 
 
 @numba.njit(cache=True, nogil=True)
-def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_weights, partition, pin_counts,
-               block_weights, max_block_weights, k, movable, cut_objective):
+def _rebalance(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
+               pin_counts, block_weights, max_block_weights, k, movable, cut_objective):
     """Move vertices out of overloaded blocks, best gain per unit weight first, into blocks with room."""
     n = vertex_offsets.shape[0] - 1
-    gain = np.zeros(k, dtype=np.int64)
-    adjacent = np.zeros(k, dtype=np.bool_)
+    gain, adjacent = move_scratch(k)
     for _ in range(64):
         overloaded = False
         for b in range(k):
@@ -93,9 +93,9 @@ def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
         count = 0
         for v in range(n):
             if movable[v] and block_weights[partition[v]] > max_block_weights[partition[v]] and vertex_weights[v] > 0:
-                target, g = best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                      vertex_weights, pin_counts, block_weights, max_block_weights, k,
-                                      cut_objective, False, gain, adjacent)
+                target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets,
+                                      incident_nets, net_weights, vertex_weights, pin_counts, block_weights,
+                                      max_block_weights, k, cut_objective, False, gain, adjacent)
                 if target >= 0:
                     candidates[count] = v
                     scores[count] = -g / vertex_weights[v]  # least loss per unit of weight first
@@ -109,9 +109,9 @@ def _rebalance(net_offsets, vertex_offsets, incident_nets, net_weights, vertex_w
             source = partition[v]
             if block_weights[source] <= max_block_weights[source]:
                 continue
-            target, g = best_move(np.int64(v), partition, net_offsets, vertex_offsets, incident_nets, net_weights,
-                                  vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective,
-                                  False, gain, adjacent)
+            target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                  net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
+                                  cut_objective, False, gain, adjacent)
             if target >= 0:
                 apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets,
                            vertex_weights, pin_counts, block_weights, k)
@@ -131,7 +131,8 @@ def rebalance_partition(hypergraph, partition, k, max_block_weights, cut_objecti
     max_block_weights = np.asarray(max_block_weights, dtype=np.int64)
     pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, partition, k)
     block_weights = scatter_sum(partition, hypergraph.vertex_weights, k)
-    balanced = _rebalance(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
-                          hypergraph.net_weights, hypergraph.vertex_weights, partition, pin_counts, block_weights,
-                          max_block_weights, k, movable, cut_objective)
+    h = hypergraph
+    balanced = _rebalance(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+                          h.vertex_weights, partition, pin_counts, block_weights, max_block_weights, k, movable,
+                          cut_objective)
     return partition, bool(balanced)

@@ -6,7 +6,7 @@ import pytest
 
 from hgpart import Hypergraph
 from hgpart.metrics import max_block_weight
-from hgpart.refinement.gains import best_move, compute_pin_counts
+from hgpart.refinement.gains import best_move, compute_pin_counts, move_scratch
 
 from .. import jet_model
 
@@ -87,12 +87,12 @@ def test_model_gains_equal_the_cpu_paths_best_move(seed, cut_objective):
     targets, gains = jet_model.best_moves(hypergraph, blocks, k, bounds, cut_objective, True, active)
     pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
     block_weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
-    scratch_gain, scratch_adjacent = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.bool_)
+    scratch_gain, scratch_adjacent = move_scratch(k)
     for v in range(hypergraph.num_vertices):
-        target, gain = best_move(v, blocks, hypergraph.net_offsets, hypergraph.vertex_offsets,
-                                 hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights,
-                                 pin_counts, block_weights, bounds, k, cut_objective, True, scratch_gain,
-                                 scratch_adjacent)
+        target, gain = best_move(v, blocks, hypergraph.net_offsets, hypergraph.pin_vertices,
+                                 hypergraph.vertex_offsets, hypergraph.incident_nets, hypergraph.net_weights,
+                                 hypergraph.vertex_weights, pin_counts, block_weights, bounds, k, cut_objective, True,
+                                 scratch_gain, scratch_adjacent)
         assert (targets[v], gains[v] if targets[v] >= 0 else 0) == (target, gain if target >= 0 else 0), v
 
 
@@ -328,12 +328,13 @@ def test_heavy_vertices_are_rated_and_moved_as_the_model(cut_objective, monkeypa
         assert k == 2 or len(chunks) >= 6, (k, len(chunks))
         pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
         block_weights = np.bincount(blocks, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
-        scratch_gain, scratch_adjacent = np.zeros(k, dtype=np.int64), np.zeros(k, dtype=np.bool_)
+        scratch_gain, scratch_adjacent = move_scratch(k)
         for only_adjacent in (True, False):
             targets, gains, internals = (to_host(array) for array in state.rate(
                 to_device(bounds), cut_objective, only_adjacent, to_device(active.astype(np.int8))))
             for v in range(hypergraph.num_vertices):
-                target, gain = best_move(v, blocks, hypergraph.net_offsets, hypergraph.vertex_offsets,
+                target, gain = best_move(v, blocks, hypergraph.net_offsets, hypergraph.pin_vertices,
+                                         hypergraph.vertex_offsets,
                                          hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights,
                                          pin_counts, block_weights, bounds, k, cut_objective, only_adjacent,
                                          scratch_gain, scratch_adjacent)
@@ -431,9 +432,10 @@ def test_cpu_twin_rebalancer_equals_the_model(cut_objective):
         pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, got, k)
         block_weights = np.bincount(got, weights=hypergraph.vertex_weights, minlength=k).astype(np.int64)
         free = np.ones(hypergraph.num_vertices, dtype=np.bool_) if movable is None else movable
-        got_balanced = rebalance_rounds(hypergraph.net_offsets, hypergraph.vertex_offsets, hypergraph.incident_nets,
-                                        hypergraph.net_weights, hypergraph.vertex_weights, got, pin_counts,
-                                        block_weights, bounds, k, free, cut_objective, REBALANCE_ROUNDS)
+        got_balanced = rebalance_rounds(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
+                                        hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights,
+                                        got, pin_counts, block_weights, bounds, k, free, cut_objective,
+                                        REBALANCE_ROUNDS)
         assert got_balanced == want_balanced
         np.testing.assert_array_equal(got, want)
         np.testing.assert_array_equal(pin_counts, compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices,

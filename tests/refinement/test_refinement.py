@@ -61,6 +61,36 @@ def test_fm_stops_after_a_pass_below_the_relative_improvement():
             np.testing.assert_array_equal(blocks, run(expected)[1])
 
 
+@pytest.mark.parametrize("k", [2, 3, 7, 20])
+@pytest.mark.parametrize("cut_objective", [False, True])
+def test_best_move_is_the_best_of_every_recounted_move(k, cut_objective):
+    """best_move against the brute-force model (each move's gain recounted from the objective), on nets of 2 to
+    30 pins, so that nets reach their blocks both through their pins (|e| <= k) and through their k pin counts;
+    some blocks full; any block and adjacent blocks only. The scratch is left as it was given."""
+    from hgpart.refinement.gains import best_move, move_scratch
+
+    from ..jet_model import best_moves
+
+    hypergraph, _ = random_hypergraph(k, 60, 90, 30, weighted=True)
+    rng = np.random.default_rng(k)
+    blocks = rng.integers(0, k, hypergraph.num_vertices).astype(np.int32)
+    blocks[:20] = 0  # a block with most of the weight, and vertices whose nets have pins in a few blocks only
+    weights = scatter_sum(blocks, hypergraph.vertex_weights, k)
+    bounds = weights + rng.integers(0, 4, k)  # a few blocks take no vertex of weight 2 or 3
+    pin_counts = compute_pin_counts(hypergraph.net_offsets, hypergraph.pin_vertices, blocks, k)
+    gain, adjacent = move_scratch(k)
+    for only_adjacent in (True, False):
+        targets, gains = best_moves(hypergraph, blocks, k, bounds, cut_objective, only_adjacent,
+                                    np.ones(hypergraph.num_vertices, dtype=bool))
+        assert (targets >= 0).sum() > 10
+        for v in range(hypergraph.num_vertices):
+            got = best_move(v, blocks, hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
+                            hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, pin_counts,
+                            weights, bounds, k, cut_objective, only_adjacent, gain, adjacent)
+            assert (got[0], got[1] if got[0] >= 0 else 0) == (targets[v], gains[v]), v
+            assert not gain.any() and (adjacent[:k] == -1).all()
+
+
 def test_objective_from_pin_counts_is_the_metrics_objective():
     hypergraph, _ = random_hypergraph(3, 100, 200, 5, weighted=True)
     for k in (2, 3, 7):
