@@ -19,6 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from ..parallel import claim_chunk, on_threads, runs_serially
 from .fm2 import fm2_pass
 from .gains import apply_move, best_move, is_boundary, move_scratch, objective_from_pin_counts, track_best_prefix
 from .heap import heap_pop, heap_push_or_update, heap_remove
@@ -70,6 +71,65 @@ def km1_gain_cache(net_offsets, pin_vertices, net_weights, partition, pin_counts
             for i in range(touched):
                 connected[v * k + blocks[i]] += w
                 adjacent_nets[v * k + blocks[i]] += 1
+    return connected, adjacent_nets, common
+
+
+VERTEX_CHUNK = 256  # vertices a thread takes at a time when the gain cache is built in parallel
+
+
+@numba.njit(cache=True, nogil=True)
+def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
+                            partition, pin_counts, k, connected, adjacent_nets, common):
+    """Thread t of :func:`gain_cache_parallel`: the cache's rows of chunks of ``VERTEX_CHUNK`` vertices from the
+    shared counter ``taken``, each row zeroed and filled by its vertex alone."""
+    n = vertex_offsets.shape[0] - 1
+    listed_at = np.full(k, -1, dtype=np.int64)  # the visit of a net (by some vertex) that reached block b last
+    visit = 0
+    while True:
+        first, last = claim_chunk(taken, VERTEX_CHUNK, n)
+        if first == last:
+            break
+        for v in range(first, last):
+            row = v * k
+            for b in range(k):
+                connected[row + b] = 0
+                adjacent_nets[row + b] = 0
+            own = partition[v]
+            total = np.int64(0)
+            for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
+                e = incident_nets[q]
+                start, end = net_offsets[e], net_offsets[e + 1]
+                if end - start < 2:
+                    continue
+                w = net_weights[e]
+                total += (w if pin_counts[e * k + own] == 1 else 0) - w
+                if 2 * (end - start) <= k:  # as gains.gains_to_blocks: the pins where they are few
+                    visit += 1
+                    for p in range(start, end):
+                        b = partition[pin_vertices[p]]
+                        if listed_at[b] != visit:
+                            listed_at[b] = visit
+                            connected[row + b] += w
+                            adjacent_nets[row + b] += 1
+                else:
+                    for b in range(k):
+                        if pin_counts[e * k + b] > 0:
+                            connected[row + b] += w
+                            adjacent_nets[row + b] += 1
+            common[v] = total
+
+
+def gain_cache_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, pin_counts,
+                        k):
+    """:func:`km1_gain_cache` vertex by vertex on numba's threads (:func:`hgpart.parallel.on_threads`): each
+    vertex's row from its own nets, so the threads share no entry and the cache is the serial one."""
+    n = vertex_offsets.shape[0] - 1
+    connected = np.empty(n * k, dtype=np.int64)
+    adjacent_nets = np.empty(n * k, dtype=np.int32)
+    common = np.empty(n, dtype=np.int64)
+    on_threads(_gain_cache_rows_worker, numba.get_num_threads(), np.zeros(1, dtype=np.int64), net_offsets,
+               pin_vertices, vertex_offsets, incident_nets, net_weights, partition, pin_counts, np.int64(k), connected,
+               adjacent_nets, common)
     return connected, adjacent_nets, common
 
 
@@ -237,25 +297,45 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     return best_total
 
 
+@numba.njit(cache=True)
+def wants_gain_cache(n, k, cut_objective):
+    """Whether k-way FM keeps a gain cache: km1, k > 2, at most ``GAIN_CACHE_ENTRIES`` entries."""
+    return k > 2 and not cut_objective and n * k <= GAIN_CACHE_ENTRIES
+
+
 @numba.njit(cache=True, nogil=True)
 def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
               pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes, fruitless_limit,
               max_update_net_size, min_improvement):
     """Up to ``passes`` FM passes (2-way FM for k = 2) in one call; returns the total gain. Passes stop after
     one that gains nothing, or (with ``min_improvement`` > 0) less than that fraction of the objective it
-    started from (Mt-KaHyPar's relative improvement threshold)."""
+    started from (Mt-KaHyPar's relative improvement threshold). k-way km1 builds the gain cache first (up to
+    ``GAIN_CACHE_ENTRIES`` entries)."""
+    n = vertex_offsets.shape[0] - 1
+    if wants_gain_cache(n, k, cut_objective):
+        connected, adjacent_nets, common = km1_gain_cache(net_offsets, pin_vertices, net_weights, partition,
+                                                          pin_counts, k, n)
+    else:
+        connected, adjacent_nets, common = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                                            np.zeros(0, dtype=np.int64))
+    return fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                            partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
+                            passes, fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets,
+                            common)
+
+
+@numba.njit(cache=True, nogil=True)
+def fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
+                     partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
+                     fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets, common):
+    """:func:`fm_passes` with the gain cache given (:func:`km1_gain_cache` or :func:`gain_cache_parallel` of
+    ``partition``; empty arrays: none)."""
     n = vertex_offsets.shape[0] - 1
     heap = np.empty(n, dtype=np.int64)
     keys = np.zeros(n, dtype=np.int64)
     position = np.full(n, -1, dtype=np.int64)
     size = np.zeros(1, dtype=np.int64)
     targets = np.full(n, -1, dtype=np.int32)
-    if k > 2 and not cut_objective and n * k <= GAIN_CACHE_ENTRIES:
-        connected, adjacent_nets, common = km1_gain_cache(net_offsets, pin_vertices, net_weights, partition,
-                                                          pin_counts, k, n)
-    else:
-        connected, adjacent_nets, common = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
-                                            np.zeros(0, dtype=np.int64))
     objective = objective_from_pin_counts(net_offsets, net_weights, pin_counts, k, cut_objective) \
         if min_improvement > 0 else np.int64(0)
     total = np.int64(0)
@@ -278,8 +358,14 @@ def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weig
 def fm(hypergraph, partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
        fruitless_limit, max_update_net_size, min_improvement: float = 0.0) -> int:
     """:func:`fm_passes` on a :class:`~hgpart.hypergraph.Hypergraph`; ``partition``, ``pin_counts`` and
-    ``block_weights`` are updated in place."""
-    return int(fm_passes(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.vertex_offsets,
-                         hypergraph.incident_nets, hypergraph.net_weights, hypergraph.vertex_weights, partition,
-                         pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
-                         fruitless_limit, max_update_net_size, float(min_improvement)))
+    ``block_weights`` are updated in place. On inputs large enough for numba's threads the gain cache is built
+    on them (:func:`gain_cache_parallel`, the same cache); the passes are one thread's."""
+    h = hypergraph
+    arguments = (h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights, h.vertex_weights,
+                 partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
+                 fruitless_limit, max_update_net_size, float(min_improvement))
+    if runs_serially(h.num_pins) or not wants_gain_cache(h.num_vertices, k, cut_objective):
+        return int(fm_passes(*arguments))
+    cache = gain_cache_parallel(h.net_offsets, h.pin_vertices, h.vertex_offsets, h.incident_nets, h.net_weights,
+                                partition, pin_counts, k)
+    return int(fm_passes_cached(*arguments, *cache))

@@ -1,5 +1,6 @@
 """Host refinement: FM and its gain cache, label propagation's drivers, pairwise FM, the objective from pin counts."""
 
+import numba
 import numpy as np
 import pytest
 
@@ -147,10 +148,10 @@ def test_refinement_serial_call_equals_the_parallel_drivers(monkeypatch):
 @pytest.mark.parametrize("k", [5, 16])
 def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
     """k-way FM's km1 gain cache: connected[v, b] + common[v] is the km1 drop of moving v to b (checked by
-    recounting km1 in plain Python), it stays exact through a pass and its rollback, and the pass makes the
-    same moves as one that walks the nets (on a hub-heavy input with weighted nets and single-pin nets; with
-    16 blocks most nets touch a few of them)."""
-    from hgpart.refinement.fm import fm_pass, km1_gain_cache
+    recounting km1 in plain Python), the vertex-parallel build gives the same cache, it stays exact through a
+    pass and its rollback, and the pass makes the same moves as one that walks the nets (on a hub-heavy input
+    with weighted nets and single-pin nets; with 16 blocks most nets touch a few of them)."""
+    from hgpart.refinement.fm import fm_pass, gain_cache_parallel, km1_gain_cache
 
     from ..naive import metrics_naive
 
@@ -177,6 +178,21 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
             touching = sum(1 for e in h.incident_nets[h.vertex_offsets[v]:h.vertex_offsets[v + 1]]
                            if len(nets[e]) >= 2 and any(blocks[u] == b for u in nets[e]))
             assert adjacent_nets[v * k + b] == touching
+    small, _ = random_hypergraph(k, 300, 500, 6, weighted=True)  # nets of 2-6 pins: blocks found through the pins
+    threads = numba.get_num_threads()
+    try:
+        for used in sorted({1, 2, threads}):  # each row by its own vertex: the same cache on any number of threads
+            numba.set_num_threads(used)
+            for x, x_blocks in ((h, blocks), (small, rng.integers(0, k, small.num_vertices).astype(np.int32))):
+                x_counts = compute_pin_counts(x.net_offsets, x.pin_vertices, x_blocks, k)
+                serial = km1_gain_cache(x.net_offsets, x.pin_vertices, x.net_weights, x_blocks, x_counts, k,
+                                        x.num_vertices)
+                parallel = gain_cache_parallel(x.net_offsets, x.pin_vertices, x.vertex_offsets, x.incident_nets,
+                                               x.net_weights, x_blocks, x_counts, k)
+                for built, expected in zip(parallel, serial):
+                    np.testing.assert_array_equal(built, expected)
+    finally:
+        numba.set_num_threads(threads)
 
     bounds = np.full(k, max_block_weight(h.total_vertex_weight, k, 0.05), dtype=np.int64)
     results = []
