@@ -21,7 +21,8 @@ import numpy as np
 
 from ..parallel import claim_chunk, on_threads, runs_serially
 from .fm2 import fm2_pass
-from .gains import apply_move, best_move, is_boundary, move_scratch, objective_from_pin_counts, track_best_prefix
+from .gains import (apply_move, best_move, is_boundary, move_scratch, net_blocks, objective_from_pin_counts,
+                    track_best_prefix)
 from .heap import heap_pop, heap_push_or_update, heap_remove
 
 
@@ -45,26 +46,20 @@ def km1_gain_cache(net_offsets, pin_vertices, net_weights, partition, pin_counts
     ``common`` int64[n] (sum over v's nets of w(e) ([Phi(e, own block) = 1] - 1)). Moving v to b gains
     connected[v * k + b] + common[v], as :func:`.gains.best_move` counts it; nets of one pin never count.
 
-    Net by net, each pin adds w(e) for the blocks the net touches (listed from its pins), so the work is the
-    sum of |e| lambda(e), not of |e| k: at k = 128 most nets touch one to three blocks."""
+    Net by net, each pin adds w(e) for the blocks the net touches (:func:`.gains.net_blocks`), so the work is
+    about the sum of |e| lambda(e), not of |e| k: at k = 128 most nets touch one to three blocks."""
     n = num_vertices
     connected = np.zeros(n * k, dtype=np.int64)
     adjacent_nets = np.zeros(n * k, dtype=np.int32)
     common = np.zeros(n, dtype=np.int64)
-    listed_for = np.full(k, -1, dtype=np.int64)  # the net that listed block b last
+    listed_at = np.full(k, -1, dtype=np.int64)  # the net that listed block b last
     blocks = np.empty(k, dtype=np.int64)
     for e in range(net_offsets.shape[0] - 1):
         first, last = net_offsets[e], net_offsets[e + 1]
         if last - first < 2:
             continue
         w = net_weights[e]
-        touched = 0
-        for p in range(first, last):
-            b = partition[pin_vertices[p]]
-            if listed_for[b] != e:
-                listed_for[b] = e
-                blocks[touched] = b
-                touched += 1
+        touched = net_blocks(e, net_offsets, pin_vertices, partition, pin_counts, k, listed_at, e, blocks)
         for p in range(first, last):
             v = pin_vertices[p]
             common[v] += (w if pin_counts[e * k + partition[v]] == 1 else 0) - w
@@ -83,7 +78,8 @@ def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets,
     """Thread t of :func:`gain_cache_parallel`: the cache's rows of chunks of ``VERTEX_CHUNK`` vertices from the
     shared counter ``taken``, each row zeroed and filled by its vertex alone."""
     n = vertex_offsets.shape[0] - 1
-    listed_at = np.full(k, -1, dtype=np.int64)  # the visit of a net (by some vertex) that reached block b last
+    listed_at = np.full(k, -1, dtype=np.int64)  # the visit of a net (by some vertex) that listed block b last
+    blocks = np.empty(k, dtype=np.int64)
     visit = 0
     while True:
         first, last = claim_chunk(taken, VERTEX_CHUNK, n)
@@ -98,24 +94,15 @@ def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets,
             total = np.int64(0)
             for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
                 e = incident_nets[q]
-                start, end = net_offsets[e], net_offsets[e + 1]
-                if end - start < 2:
+                if net_offsets[e + 1] - net_offsets[e] < 2:
                     continue
                 w = net_weights[e]
                 total += (w if pin_counts[e * k + own] == 1 else 0) - w
-                if 2 * (end - start) <= k:  # as gains.gains_to_blocks: the pins where they are few
-                    visit += 1
-                    for p in range(start, end):
-                        b = partition[pin_vertices[p]]
-                        if listed_at[b] != visit:
-                            listed_at[b] = visit
-                            connected[row + b] += w
-                            adjacent_nets[row + b] += 1
-                else:
-                    for b in range(k):
-                        if pin_counts[e * k + b] > 0:
-                            connected[row + b] += w
-                            adjacent_nets[row + b] += 1
+                visit += 1
+                for i in range(net_blocks(e, net_offsets, pin_vertices, partition, pin_counts, k, listed_at, visit,
+                                          blocks)):
+                    connected[row + blocks[i]] += w
+                    adjacent_nets[row + blocks[i]] += 1
             common[v] = total
 
 

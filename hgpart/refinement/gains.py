@@ -93,6 +93,29 @@ def _reach(b, e, w, counts, adjacent, gain, count, k):
     return count
 
 
+@numba.njit(cache=True, inline="always")
+def net_blocks(e, net_offsets, pin_vertices, partition, pin_counts, k, listed_at, stamp, blocks):
+    """The distinct blocks of net e in ``blocks[:count]`` (int64[k]); returns count. Through its pins where it
+    has at most k / 2 of them (``partition[]`` read at random, so only for few pins), through its k pin counts
+    otherwise. ``listed_at`` (int64[k]) marks a listed block with ``stamp``, which must differ from every stamp
+    of an earlier call on that scratch."""
+    first, last = net_offsets[e], net_offsets[e + 1]
+    count = 0
+    if 2 * (last - first) <= k:
+        for p in range(first, last):
+            b = partition[pin_vertices[p]]
+            if listed_at[b] != stamp:
+                listed_at[b] = stamp
+                blocks[count] = b
+                count += 1
+    else:
+        for b in range(k):
+            if pin_counts[e * k + b] > 0:
+                blocks[count] = b
+                count += 1
+    return count
+
+
 @numba.njit(cache=True, nogil=True)
 def gains_to_blocks(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, pin_counts,
                     k, cut_objective, gain, adjacent):
