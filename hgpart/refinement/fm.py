@@ -19,6 +19,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from numba.cpython.unsafe.numbers import trailing_zeros
+
 from ..parallel import claim_chunk, on_threads, runs_serially
 from .fm2 import fm2_pass
 from .gains import (apply_move, best_move, is_boundary, move_scratch, net_blocks, objective_from_pin_counts,
@@ -39,11 +41,30 @@ def gains_changed(in_source, in_target, size, cut_objective):
 GAIN_CACHE_ENTRIES = 1 << 26
 
 
+@numba.njit(cache=True, inline="always")
+def bit_words(k):
+    """64-bit words per vertex in the gain cache's ``adjacent_bits``."""
+    return (k + 63) >> 6
+
+
+@numba.njit(cache=True, inline="always")
+def _fill_bits(v, k, adjacent_nets, adjacent_bits):
+    """v's words of ``adjacent_bits`` from its row of ``adjacent_nets``."""
+    words = bit_words(k)
+    for i in range(words):
+        adjacent_bits[v * words + i] = 0
+    for b in range(k):
+        if adjacent_nets[v * k + b] > 0:
+            adjacent_bits[v * words + (b >> 6)] |= np.uint64(1) << np.uint64(b & 63)
+
+
 @numba.njit(cache=True, nogil=True)
 def km1_gain_cache(net_offsets, pin_vertices, net_weights, partition, pin_counts, k, num_vertices):
     """The km1 gain cache of a partition: ``connected`` int64[n * k] (the weight of v's nets with a pin in
-    block b, at v * k + b), ``adjacent_nets`` int32[n * k] (how many of v's nets have a pin in b) and
-    ``common`` int64[n] (sum over v's nets of w(e) ([Phi(e, own block) = 1] - 1)). Moving v to b gains
+    block b, at v * k + b), ``adjacent_nets`` int32[n * k] (how many of v's nets have a pin in b), ``common``
+    int64[n] (sum over v's nets of w(e) ([Phi(e, own block) = 1] - 1)) and ``adjacent_bits`` uint64[n *
+    :func:`bit_words`] (bit b of v's words set where adjacent_nets[v * k + b] > 0, so that rating v visits its
+    adjacent blocks only: at k = 128 most vertices have one to three). Moving v to b gains
     connected[v * k + b] + common[v], as :func:`.gains.best_move` counts it; nets of one pin never count.
 
     Net by net, each pin adds w(e) for the blocks the net touches (:func:`.gains.net_blocks`), so the work is
@@ -52,6 +73,7 @@ def km1_gain_cache(net_offsets, pin_vertices, net_weights, partition, pin_counts
     connected = np.zeros(n * k, dtype=np.int64)
     adjacent_nets = np.zeros(n * k, dtype=np.int32)
     common = np.zeros(n, dtype=np.int64)
+    adjacent_bits = np.zeros(n * bit_words(k), dtype=np.uint64)
     listed_at = np.full(k, -1, dtype=np.int64)  # the net that listed block b last
     blocks = np.empty(k, dtype=np.int64)
     for e in range(net_offsets.shape[0] - 1):
@@ -66,7 +88,9 @@ def km1_gain_cache(net_offsets, pin_vertices, net_weights, partition, pin_counts
             for i in range(touched):
                 connected[v * k + blocks[i]] += w
                 adjacent_nets[v * k + blocks[i]] += 1
-    return connected, adjacent_nets, common
+    for v in range(n):
+        _fill_bits(v, k, adjacent_nets, adjacent_bits)
+    return connected, adjacent_nets, common, adjacent_bits
 
 
 VERTEX_CHUNK = 256  # vertices a thread takes at a time when the gain cache is built in parallel
@@ -74,7 +98,7 @@ VERTEX_CHUNK = 256  # vertices a thread takes at a time when the gain cache is b
 
 @numba.njit(cache=True, nogil=True)
 def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                            partition, pin_counts, k, connected, adjacent_nets, common):
+                            partition, pin_counts, k, connected, adjacent_nets, common, adjacent_bits):
     """Thread t of :func:`gain_cache_parallel`: the cache's rows of chunks of ``VERTEX_CHUNK`` vertices from the
     shared counter ``taken``, each row zeroed and filled by its vertex alone."""
     n = vertex_offsets.shape[0] - 1
@@ -104,6 +128,7 @@ def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets,
                     connected[row + blocks[i]] += w
                     adjacent_nets[row + blocks[i]] += 1
             common[v] = total
+            _fill_bits(v, k, adjacent_nets, adjacent_bits)
 
 
 def gain_cache_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, pin_counts,
@@ -114,37 +139,61 @@ def gain_cache_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets
     connected = np.empty(n * k, dtype=np.int64)
     adjacent_nets = np.empty(n * k, dtype=np.int32)
     common = np.empty(n, dtype=np.int64)
+    adjacent_bits = np.empty(n * bit_words(k), dtype=np.uint64)
     on_threads(_gain_cache_rows_worker, numba.get_num_threads(), np.zeros(1, dtype=np.int64), net_offsets,
                pin_vertices, vertex_offsets, incident_nets, net_weights, partition, pin_counts, np.int64(k), connected,
-               adjacent_nets, common)
-    return connected, adjacent_nets, common
+               adjacent_nets, common, adjacent_bits)
+    return connected, adjacent_nets, common, adjacent_bits
 
 
 @numba.njit(cache=True, inline="always")
-def _cached_best_move(v, partition, vertex_weights, block_weights, max_block_weights, k, connected, adjacent_nets,
+def _cached_best_move(v, partition, vertex_weights, block_weights, max_block_weights, k, connected, adjacent_bits,
                       common):
-    """:func:`.gains.best_move` (km1, adjacent blocks only) from the gain cache, with the same tie order."""
+    """:func:`.gains.best_move` (km1, adjacent blocks only) from the gain cache, with the same tie order: the
+    adjacent blocks in increasing order, from v's bits."""
     own = partition[v]
     best = -1
     best_gain = np.int64(0)
     weight = vertex_weights[v]
-    for b in range(k):
-        if b == own or adjacent_nets[v * k + b] == 0 or block_weights[b] + weight > max_block_weights[b]:
-            continue
-        g = connected[v * k + b] + common[v]
-        if best < 0 or g > best_gain or (g == best_gain and block_weights[b] < block_weights[best]):
-            best = b
-            best_gain = g
+    words = bit_words(k)
+    for i in range(words):
+        word = adjacent_bits[v * words + i]
+        while word != 0:
+            b = (i << 6) + np.int64(trailing_zeros(word))
+            word &= word - np.uint64(1)
+            if b == own or block_weights[b] + weight > max_block_weights[b]:
+                continue
+            g = connected[v * k + b] + common[v]
+            if best < 0 or g > best_gain or (g == best_gain and block_weights[b] < block_weights[best]):
+                best = b
+                best_gain = g
     return best, best_gain
+
+
+@numba.njit(cache=True, inline="always")
+def _adjacent_elsewhere(v, partition, k, adjacent_bits):
+    """Whether a net of v has a pin outside v's block (v is on the boundary), from the gain cache's bits."""
+    words = bit_words(k)
+    own = partition[v]
+    for i in range(words):
+        word = adjacent_bits[v * words + i]
+        if i == own >> 6:
+            word &= ~(np.uint64(1) << np.uint64(own & 63))
+        if word != 0:
+            return True
+    return False
 
 
 @numba.njit(cache=True, nogil=True)
 def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                     vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common):
+                     vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common, adjacent_bits):
     """:func:`.gains.apply_move`, keeping the km1 gain cache exact: a net's pins are visited only when its
     count in the target goes 0 -> 1 (b = target becomes adjacent) or 1 -> 2 (that pin's own count leaves 1),
     or in the source 1 -> 0 or 2 -> 1."""
     source = partition[v]
+    words = bit_words(k)
+    target_bit = np.uint64(1) << np.uint64(target & 63)
+    source_bit = np.uint64(1) << np.uint64(source & 63)
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
         e = incident_nets[q]
         in_source = pin_counts[e * k + source]
@@ -160,9 +209,13 @@ def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_off
                 if in_target == 0:
                     connected[x * k + target] += w
                     adjacent_nets[x * k + target] += 1
+                    if adjacent_nets[x * k + target] == 1:
+                        adjacent_bits[x * words + (target >> 6)] |= target_bit
                 if in_source == 1:
                     connected[x * k + source] -= w
                     adjacent_nets[x * k + source] -= 1
+                    if adjacent_nets[x * k + source] == 0:
+                        adjacent_bits[x * words + (source >> 6)] &= ~source_bit
                 if x != v:
                     if in_source == 2 and partition[x] == source:
                         common[x] += w
@@ -177,10 +230,10 @@ def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_off
 @numba.njit(cache=True, inline="always")
 def _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
           pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, connected, adjacent_nets,
-          common):
+          common, adjacent_bits):
     if connected.shape[0]:
         return _cached_best_move(np.int64(v), partition, vertex_weights, block_weights, max_block_weights, k, connected,
-                                 adjacent_nets, common)
+                                 adjacent_bits, common)
     return best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                      vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain,
                      adjacent)
@@ -188,11 +241,11 @@ def _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets
 
 @numba.njit(cache=True, inline="always")
 def _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-          vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common):
+          vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common, adjacent_bits):
     if connected.shape[0]:
         _move_with_cache(np.int64(v), np.int64(target), partition, net_offsets, pin_vertices, vertex_offsets,
                          incident_nets, net_weights, vertex_weights, pin_counts, block_weights, k, connected,
-                         adjacent_nets, common)
+                         adjacent_nets, common, adjacent_bits)
     else:
         apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets, vertex_weights,
                    pin_counts, block_weights, k)
@@ -201,11 +254,11 @@ def _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incid
 @numba.njit(cache=True, nogil=True)
 def _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                     pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent, heap, keys,
-                    position, size, targets, connected, adjacent_nets, common):
+                    position, size, targets, connected, adjacent_nets, common, adjacent_bits):
     """Rate v's best move among adjacent blocks with room: keyed into the heap, or out of it if it has none."""
     target, g = _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                       vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain, adjacent,
-                      connected, adjacent_nets, common)
+                      connected, adjacent_nets, common, adjacent_bits)
     if target >= 0:
         targets[v] = target
         heap_push_or_update(heap, keys, position, size, np.int64(v), g)
@@ -216,7 +269,7 @@ def _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, inc
 @numba.njit(cache=True, nogil=True)
 def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
             pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
-            max_update_net_size, heap, keys, position, size, targets, connected, adjacent_nets, common):
+            max_update_net_size, heap, keys, position, size, targets, connected, adjacent_nets, common, adjacent_bits):
     """One FM pass; returns the gain kept (>= 0). Arrays are updated in place, the gain cache
     (:func:`km1_gain_cache`; empty arrays: none) included."""
     n = vertex_offsets.shape[0] - 1
@@ -227,10 +280,11 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
     for v in range(n):
         position[v] = -1
     for v in range(n):
-        if movable[v] and is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k):
+        if movable[v] and (_adjacent_elsewhere(v, partition, k, adjacent_bits) if connected.shape[0] else
+                           is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k)):
             _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                             vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
-                            adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common)
+                            adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common, adjacent_bits)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     num_moves = 0
@@ -243,7 +297,7 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         # rate the top again: a block may have filled up, or a net above max_update_net_size changed
         target, g = _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                           vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
-                          adjacent, connected, adjacent_nets, common)
+                          adjacent, connected, adjacent_nets, common, adjacent_bits)
         if target >= 0 and (g != keys[v] or target != targets[v]):
             targets[v] = target
             heap_push_or_update(heap, keys, position, size, np.int64(v), g)
@@ -256,7 +310,7 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
         moved[num_moves] = v
         num_moves += 1
         _move(v, target, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-              vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)
+              vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common, adjacent_bits)
         locked[v] = True
         total += g
         best_total, best_moves, since_best = track_best_prefix(total, num_moves, best_total, best_moves, since_best)
@@ -277,10 +331,10 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                 rated_at[u] = num_moves
                 _rate_into_heap(u, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                                 vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
-                                adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common)
+                                adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common, adjacent_bits)
     for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix, newest first
         _move(moved[i], sources[i], partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-              vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common)
+              vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common, adjacent_bits)
     return best_total
 
 
@@ -300,21 +354,21 @@ def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weig
     ``GAIN_CACHE_ENTRIES`` entries)."""
     n = vertex_offsets.shape[0] - 1
     if wants_gain_cache(n, k, cut_objective):
-        connected, adjacent_nets, common = km1_gain_cache(net_offsets, pin_vertices, net_weights, partition,
-                                                          pin_counts, k, n)
+        connected, adjacent_nets, common, adjacent_bits = km1_gain_cache(net_offsets, pin_vertices, net_weights,
+                                                                         partition, pin_counts, k, n)
     else:
-        connected, adjacent_nets, common = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
-                                            np.zeros(0, dtype=np.int64))
+        connected, adjacent_nets, common, adjacent_bits = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
+                                                           np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64))
     return fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                             partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
                             passes, fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets,
-                            common)
+                            common, adjacent_bits)
 
 
 @numba.njit(cache=True, nogil=True)
 def fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                      partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
-                     fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets, common):
+                     fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets, common, adjacent_bits):
     """:func:`fm_passes` with the gain cache given (:func:`km1_gain_cache` or :func:`gain_cache_parallel` of
     ``partition``; empty arrays: none)."""
     n = vertex_offsets.shape[0] - 1
@@ -334,7 +388,7 @@ def fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
             gained = fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                              partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
                              fruitless_limit, max_update_net_size, heap, keys, position, size, targets, connected,
-                             adjacent_nets, common)
+                             adjacent_nets, common, adjacent_bits)
         total += gained
         if gained <= min_improvement * objective:
             break

@@ -215,10 +215,11 @@ def test_label_propagation_rates_only_the_pins_of_the_movers_nets_after_its_firs
     assert told_apart >= 1
 
 
-@pytest.mark.parametrize("k", [5, 16])
+@pytest.mark.parametrize("k", [5, 16, 70])
 def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
     """k-way FM's km1 gain cache: connected[v, b] + common[v] is the km1 drop of moving v to b (checked by
-    recounting km1 in plain Python), the vertex-parallel build gives the same cache, it stays exact through a
+    recounting km1 in plain Python), the bits of v's adjacent blocks are set exactly where a net of v has a pin in
+    b (70 blocks: two words a vertex), the vertex-parallel build gives the same cache, it stays exact through a
     pass and its rollback, and the pass makes the same moves as one that walks the nets (on a hub-heavy input
     with weighted nets and single-pin nets; with 16 blocks most nets touch a few of them)."""
     from hgpart.refinement.fm import fm_pass, gain_cache_parallel, km1_gain_cache
@@ -234,8 +235,8 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
     assert np.diff(h.vertex_offsets).max() > 40 and (np.diff(h.net_offsets) == 1).any()
     blocks = rng.integers(0, k, h.num_vertices).astype(np.int32)
     pin_counts = compute_pin_counts(h.net_offsets, h.pin_vertices, blocks, k)
-    connected, adjacent_nets, common = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights, blocks,
-                                                      pin_counts, k, h.num_vertices)
+    connected, adjacent_nets, common, adjacent_bits = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights,
+                                                                     blocks, pin_counts, k, h.num_vertices)
     km1 = metrics_naive(nets, net_weights, h.vertex_weights, blocks, k)["km1"]
     for v in rng.choice(h.num_vertices, 40, replace=False):
         for b in range(k):
@@ -248,6 +249,7 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
             touching = sum(1 for e in h.incident_nets[h.vertex_offsets[v]:h.vertex_offsets[v + 1]]
                            if len(nets[e]) >= 2 and any(blocks[u] == b for u in nets[e]))
             assert adjacent_nets[v * k + b] == touching
+            assert bool(int(adjacent_bits[v * ((k + 63) // 64) + b // 64]) >> (b % 64) & 1) == (touching > 0)
     small, _ = random_hypergraph(k, 300, 500, 6, weighted=True)  # nets of 2-6 pins: blocks found through the pins
     threads = numba.get_num_threads()
     try:
@@ -269,7 +271,7 @@ def test_fm_gain_cache_gives_the_gains_of_plain_km1_and_the_same_moves(k):
     for cached in (True, False):
         partition_, counts = blocks.copy(), pin_counts.copy()
         weights = scatter_sum(partition_, h.vertex_weights, k)
-        no_cache = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64))
+        no_cache = (np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64), np.zeros(0, np.uint64))
         cache = km1_gain_cache(h.net_offsets, h.pin_vertices, h.net_weights, partition_, counts, k,
                                h.num_vertices) if cached else no_cache
         n = h.num_vertices
