@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-
 from numba.cpython.unsafe.numbers import trailing_zeros
 
 from ..parallel import claim_chunk, on_threads, runs_serially
@@ -48,14 +47,13 @@ def bit_words(k):
 
 
 @numba.njit(cache=True, inline="always")
-def _fill_bits(v, k, adjacent_nets, adjacent_bits):
-    """v's words of ``adjacent_bits`` from its row of ``adjacent_nets``."""
-    words = bit_words(k)
-    for i in range(words):
-        adjacent_bits[v * words + i] = 0
-    for b in range(k):
-        if adjacent_nets[v * k + b] > 0:
-            adjacent_bits[v * words + (b >> 6)] |= np.uint64(1) << np.uint64(b & 63)
+def _add_adjacent_net(v, b, w, k, connected, adjacent_nets, adjacent_bits):
+    """A net of weight w of vertex v has a pin in block b: the cache's entries of (v, b), b's bit set with the
+    first such net."""
+    connected[v * k + b] += w
+    adjacent_nets[v * k + b] += 1
+    if adjacent_nets[v * k + b] == 1:
+        adjacent_bits[v * bit_words(k) + (b >> 6)] |= np.uint64(1) << np.uint64(b & 63)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -86,10 +84,7 @@ def km1_gain_cache(net_offsets, pin_vertices, net_weights, partition, pin_counts
             v = pin_vertices[p]
             common[v] += (w if pin_counts[e * k + partition[v]] == 1 else 0) - w
             for i in range(touched):
-                connected[v * k + blocks[i]] += w
-                adjacent_nets[v * k + blocks[i]] += 1
-    for v in range(n):
-        _fill_bits(v, k, adjacent_nets, adjacent_bits)
+                _add_adjacent_net(v, blocks[i], w, k, connected, adjacent_nets, adjacent_bits)
     return connected, adjacent_nets, common, adjacent_bits
 
 
@@ -114,6 +109,8 @@ def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets,
             for b in range(k):
                 connected[row + b] = 0
                 adjacent_nets[row + b] = 0
+            for i in range(bit_words(k)):
+                adjacent_bits[v * bit_words(k) + i] = 0
             own = partition[v]
             total = np.int64(0)
             for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
@@ -125,10 +122,8 @@ def _gain_cache_rows_worker(t, taken, net_offsets, pin_vertices, vertex_offsets,
                 visit += 1
                 for i in range(net_blocks(e, net_offsets, pin_vertices, partition, pin_counts, k, listed_at, visit,
                                           blocks)):
-                    connected[row + blocks[i]] += w
-                    adjacent_nets[row + blocks[i]] += 1
+                    _add_adjacent_net(v, blocks[i], w, k, connected, adjacent_nets, adjacent_bits)
             common[v] = total
-            _fill_bits(v, k, adjacent_nets, adjacent_bits)
 
 
 def gain_cache_parallel(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, partition, pin_counts,
@@ -269,7 +264,8 @@ def _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, inc
 @numba.njit(cache=True, nogil=True)
 def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights, partition,
             pin_counts, block_weights, max_block_weights, k, movable, cut_objective, fruitless_limit,
-            max_update_net_size, heap, keys, position, size, targets, connected, adjacent_nets, common, adjacent_bits):
+            max_update_net_size, heap, keys, position, size, targets, connected, adjacent_nets, common,
+            adjacent_bits):
     """One FM pass; returns the gain kept (>= 0). Arrays are updated in place, the gain cache
     (:func:`km1_gain_cache`; empty arrays: none) included."""
     n = vertex_offsets.shape[0] - 1
@@ -284,7 +280,8 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                            is_boundary(v, partition, vertex_offsets, incident_nets, net_offsets, pin_counts, k)):
             _rate_into_heap(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                             vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
-                            adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common, adjacent_bits)
+                            adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common,
+                            adjacent_bits)
     moved = np.empty(n, dtype=np.int32)
     sources = np.empty(n, dtype=np.int32)
     num_moves = 0
@@ -331,7 +328,8 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                 rated_at[u] = num_moves
                 _rate_into_heap(u, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
                                 vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
-                                adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common, adjacent_bits)
+                                adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common,
+                                adjacent_bits)
     for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix, newest first
         _move(moved[i], sources[i], partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
               vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common, adjacent_bits)
@@ -357,8 +355,8 @@ def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weig
         connected, adjacent_nets, common, adjacent_bits = km1_gain_cache(net_offsets, pin_vertices, net_weights,
                                                                          partition, pin_counts, k, n)
     else:
-        connected, adjacent_nets, common, adjacent_bits = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
-                                                           np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64))
+        connected, adjacent_nets = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32)
+        common, adjacent_bits = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint64)
     return fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                             partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective,
                             passes, fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets,
@@ -368,7 +366,8 @@ def fm_passes(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weig
 @numba.njit(cache=True, nogil=True)
 def fm_passes_cached(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights, vertex_weights,
                      partition, pin_counts, block_weights, max_block_weights, k, movable, cut_objective, passes,
-                     fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets, common, adjacent_bits):
+                     fruitless_limit, max_update_net_size, min_improvement, connected, adjacent_nets, common,
+                     adjacent_bits):
     """:func:`fm_passes` with the gain cache given (:func:`km1_gain_cache` or :func:`gain_cache_parallel` of
     ``partition``; empty arrays: none)."""
     n = vertex_offsets.shape[0] - 1
