@@ -195,6 +195,31 @@ def test_the_gpu_tests_graphs_are_built():
     assert names[:3] == ["karate", "random", "rmat 65,536"]
 
 
+def test_run_bounds_finds_the_members_within_the_bounds():
+    """The run of a sorted row within [low, high], by its two searches or by the short cut that takes the
+    row's end when its last member is within ``high``: the members numpy selects, for bounds below, inside,
+    across and above the row, and for empty rows."""
+    from hgpart.graphs.triangles.host import run_bounds
+
+    rng = np.random.default_rng(7)
+    rows = [np.sort(rng.choice(200, size, replace=False)).astype(np.int32) for size in (0, 1, 2, 5, 40, 150)]
+    out_offsets = np.concatenate([[0], np.cumsum([row.shape[0] for row in rows])]).astype(np.int64)
+    out_neighbors = np.concatenate(rows).astype(np.int32)
+    ends_at_row_end = searched = 0
+    for u, row in enumerate(rows):
+        for low, high in [(-5, -1), (0, 199), (250, 300), *rng.integers(0, 200, (60, 2)).tolist()]:
+            low, high = min(low, high), max(low, high)
+            start, length = run_bounds(out_offsets, out_neighbors, np.int64(u), np.int32(low), np.int32(high))
+            inside = np.flatnonzero((row >= low) & (row <= high))
+            if inside.shape[0]:
+                assert (start - out_offsets[u], length) == (inside[0], inside.shape[0])
+                ends_at_row_end += row[-1] <= high
+                searched += row[-1] > high
+            else:
+                assert length == 0
+    assert ends_at_row_end and searched  # both ways to the run's end were taken
+
+
 def test_chunk_plan_gives_each_chunk_its_vertex():
     """plan_chunks against the definition, with vertices of degree 0 anywhere (their first chunk is their
     successor's)."""
