@@ -42,8 +42,8 @@ def to_host(array) -> np.ndarray:
     return array.copy_to_host()
 
 
-STAGE_BYTES = 1 << 25  # uploads cross in pieces of this size, through two pinned buffers of this size: 32 MB
-# pieces moved 49 GB/s on the H100 machine, 8 MB pieces 31 GB/s (its DMA from pinned memory: 55 GB/s)
+STAGE_BYTES = 1 << 25  # uploads cross in pieces of this size, through two pinned buffers of this size: large
+# enough that the per-piece costs (a synchronisation, the cores' copy starting) leave the DMA near its rate
 STAGE_MIN = 1 << 20    # smaller uploads go straight from pageable memory (cupy.asarray)
 _STAGING: list = []
 

@@ -187,7 +187,6 @@ def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_off
     or in the source 1 -> 0 or 2 -> 1."""
     source = partition[v]
     words = bit_words(k)
-    target_bit = np.uint64(1) << np.uint64(target & 63)
     source_bit = np.uint64(1) << np.uint64(source & 63)
     for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
         e = incident_nets[q]
@@ -202,10 +201,7 @@ def _move_with_cache(v, target, partition, net_offsets, pin_vertices, vertex_off
             for p in range(net_offsets[e], net_offsets[e + 1]):
                 x = pin_vertices[p]
                 if in_target == 0:
-                    connected[x * k + target] += w
-                    adjacent_nets[x * k + target] += 1
-                    if adjacent_nets[x * k + target] == 1:
-                        adjacent_bits[x * words + (target >> 6)] |= target_bit
+                    _add_adjacent_net(x, target, w, k, connected, adjacent_nets, adjacent_bits)
                 if in_source == 1:
                     connected[x * k + source] -= w
                     adjacent_nets[x * k + source] -= 1

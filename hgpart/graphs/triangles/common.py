@@ -34,9 +34,8 @@ def put_sorted(triangles, position, a, b, c):
 def run_bounds(out_offsets, out_neighbors, u, low, high):
     """The run of N+(u) (ascending) with members in [low, high], as (start, length), by binary searches;
     out_offsets int64[n + 1], out_neighbors int32[m]. The run's end takes a search only when N+(u)'s last
-    member lies above ``high``: mostly it does not (x's out-neighbours reach the top ranks; on R-MAT 2^18,
-    97% of the searched runs end at N+(u)'s end), and a read of that member saves the search's chain of
-    dependent reads."""
+    member lies above ``high``: mostly it does not (x's out-neighbours reach the top ranks; docs/tuning.md,
+    "Triangles"), and a read of that member saves the search's chain of dependent reads."""
     start = out_offsets[u]
     stop = out_offsets[u + 1]
     last = stop
