@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
+from .adjacency import symmetric_csr
 from .errors import InputError
 from .parallel import claim_chunk, on_threads, pick
 
@@ -345,61 +346,6 @@ class Hypergraph:
         return sp.csr_matrix((data, self.pin_vertices, self.net_offsets), shape=(self.num_nets, self.num_vertices))
 
 
-@numba.njit(cache=True, nogil=True)
-def _csr_from_edges(num_vertices, sources, targets, weights, rule):
-    """Symmetric CSR from undirected edges; self loops dropped, parallel edges merged (rule 0 sum, 1 min, 2 max)."""
-    m = sources.shape[0]
-    counts = np.zeros(num_vertices + 1, dtype=np.int64)
-    for i in range(m):
-        if sources[i] != targets[i]:
-            counts[sources[i] + 1] += 1
-            counts[targets[i] + 1] += 1
-    offsets = np.cumsum(counts)
-    cursor = offsets[:-1].copy()
-    neighbors = np.empty(offsets[-1], dtype=np.int32)
-    edge_weights = np.empty(offsets[-1], dtype=np.float64)
-    for i in range(m):
-        u, v = sources[i], targets[i]
-        if u != v:
-            neighbors[cursor[u]] = v
-            edge_weights[cursor[u]] = weights[i]
-            cursor[u] += 1
-            neighbors[cursor[v]] = u
-            edge_weights[cursor[v]] = weights[i]
-            cursor[v] += 1
-    # sort each row by neighbour and merge parallel edges
-    new_counts = np.zeros(num_vertices + 1, dtype=np.int64)
-    for u in numba.prange(num_vertices):
-        begin, end = offsets[u], offsets[u + 1]
-        order = np.argsort(neighbors[begin:end], kind="mergesort")
-        row_n = neighbors[begin:end][order]
-        row_w = edge_weights[begin:end][order]
-        q = 0
-        for p in range(end - begin):
-            if p > 0 and row_n[p] == row_n[q - 1]:
-                if rule == 1:
-                    row_w[q - 1] = min(row_w[q - 1], row_w[p])
-                elif rule == 2:
-                    row_w[q - 1] = max(row_w[q - 1], row_w[p])
-                else:
-                    row_w[q - 1] += row_w[p]
-            else:
-                row_n[q] = row_n[p]
-                row_w[q] = row_w[p]
-                q += 1
-        neighbors[begin:begin + q] = row_n[:q]
-        edge_weights[begin:begin + q] = row_w[:q]
-        new_counts[u + 1] = q
-    new_offsets = np.cumsum(new_counts)
-    out_n = np.empty(new_offsets[-1], dtype=np.int32)
-    out_w = np.empty(new_offsets[-1], dtype=np.float64)
-    for u in numba.prange(num_vertices):
-        q = new_offsets[u + 1] - new_offsets[u]
-        out_n[new_offsets[u]:new_offsets[u + 1]] = neighbors[offsets[u]:offsets[u] + q]
-        out_w[new_offsets[u]:new_offsets[u + 1]] = edge_weights[offsets[u]:offsets[u] + q]
-    return new_offsets, out_n, out_w
-
-
 @dataclass(frozen=True, eq=False)
 class Graph:
     """An undirected graph as symmetric CSR (both directions stored), no self loops, no parallel edges.
@@ -452,8 +398,8 @@ class Graph:
         if not np.all(np.isfinite(weights)):
             raise InputError("edge weights must be finite numbers")
         vertex_weights = _as_weights(vertex_weights, num_vertices, "vertex weights")
-        offsets, neighbors, edge_weights = _csr_from_edges(num_vertices, sources, targets, weights,
-                                                           MERGE_RULES.index(merge))
+        offsets, neighbors, edge_weights = symmetric_csr(num_vertices, sources, targets, weights,
+                                                         MERGE_RULES.index(merge))
         return cls(offsets, neighbors, edge_weights, vertex_weights)
 
     @classmethod

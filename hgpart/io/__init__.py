@@ -20,7 +20,7 @@ from ..hypergraph import Graph, Hypergraph
 from .files import atomic_output, named_format, read_bytes, strip_gz
 from .graphs import EdgeList, parse_dimacs, parse_edgelist, parse_metis, write_edgelist, write_metis
 from .hmetis import parse_hgr, write_hgr
-from .matrix_market import parse_matrix, parse_mtx_hypergraph, write_mtx, write_mtx_graph
+from .matrix_market import matrix_entries, parse_matrix, parse_mtx_hypergraph, write_mtx, write_mtx_graph
 from .partition import read_fixed, read_partition, write_partition
 
 FORMATS = ("hgr", "mtx", "metis", "gr", "edgelist")
@@ -76,11 +76,10 @@ def _edges_from(data: bytes, path: str, kind: str) -> EdgeList:
         if kind == "edgelist":
             return parse_edgelist(data, path)
         if kind == "mtx":
-            matrix = parse_matrix(data, path)
-            if matrix.shape[0] != matrix.shape[1]:
-                raise InputError(f"a graph needs a square matrix, got {matrix.shape[0]} x {matrix.shape[1]}", path)
-            return EdgeList(matrix.shape[0], matrix.row.astype("int64"), matrix.col.astype("int64"),
-                            matrix.data.astype("float64"), None, matrix.data.dtype.kind != "b")
+            rows, cols, row, col, values, mirror = matrix_entries(data, path)
+            if rows != cols:
+                raise InputError(f"a graph needs a square matrix, got {rows} x {cols}", path)
+            return EdgeList(rows, row, col, values, None, True, mirror)
         raise InputError(f"a {kind} file holds a hypergraph, not a graph", path)
     except InputError as error:
         raise error.located(path) from None
@@ -99,7 +98,7 @@ def read_hypergraph(path: str, format: str | None = None, model: str = "row-net"
 def read_edges(path: str, format: str | None = None) -> EdgeList:
     """The edges of a graph file as written (Matrix Market: its entries)."""
     data = read_bytes(path)
-    return _edges_from(data, path, detect_format(path, data, format))
+    return _edges_from(data, path, detect_format(path, data, format)).mirrored()
 
 
 def read_graph(path: str, format: str | None = None, merge: str = "min") -> Graph:
@@ -108,7 +107,8 @@ def read_graph(path: str, format: str | None = None, merge: str = "min") -> Grap
     Direction is ignored; self loops are dropped; parallel edges, (u, v) beside (v, u) included, are
     merged by ``merge`` (``min`` keeps the lightest, ``max`` and ``sum`` as named).
     """
-    edges = read_edges(path, format)
+    data = read_bytes(path)
+    edges = _edges_from(data, path, detect_format(path, data, format))
     try:
         return edges.to_graph(merge)
     except InputError as error:

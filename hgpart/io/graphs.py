@@ -19,7 +19,9 @@ from .tokens import Tokens, tokenize
 
 @dataclass
 class EdgeList:
-    """Edges as read. sources/targets int64[m] (0-based), weights float64[m], vertex_weights int64[n] or None."""
+    """Edges as read. sources/targets int64[m] (0-based), weights float64[m], vertex_weights int64[n] or None;
+    ``mirror``: each edge (u, v, w) also stands for (v, u, mirror * w) (a symmetric Matrix Market file's
+    entries, 1.0, or a skew-symmetric one's, -1.0), None when every edge is listed."""
 
     num_vertices: int
     sources: np.ndarray
@@ -27,10 +29,28 @@ class EdgeList:
     weights: np.ndarray
     vertex_weights: np.ndarray | None = None
     weighted: bool = False
+    mirror: float | None = None
 
     def to_graph(self, merge: str = "min") -> Graph:
-        return Graph.from_edges(self.num_vertices, self.sources, self.targets, self.weights,
-                                self.vertex_weights, merge=merge)
+        """The undirected graph, parallel edges merged by ``merge`` (an edge and its mirror are two parallel
+        edges, merged here before the graph is built: the same graph as from the mirrored list)."""
+        weights = self.weights
+        if self.mirror is not None:
+            mirrored = self.mirror * weights
+            weights = {"sum": weights + mirrored, "min": np.minimum(weights, mirrored),
+                       "max": np.maximum(weights, mirrored)}.get(merge, weights)
+        return Graph.from_edges(self.num_vertices, self.sources, self.targets, weights, self.vertex_weights,
+                                merge=merge)
+
+    def mirrored(self) -> "EdgeList":
+        """The same edges with every mirror listed after them (as a Matrix Market file's entries read)."""
+        if self.mirror is None:
+            return self
+        off = self.sources != self.targets
+        return EdgeList(self.num_vertices, np.concatenate([self.sources, self.targets[off]]),
+                        np.concatenate([self.targets, self.sources[off]]),
+                        np.concatenate([self.weights, self.mirror * self.weights[off]]), self.vertex_weights,
+                        self.weighted)
 
 
 def _check_count(count: int, what: str, file: str, line: int) -> int:

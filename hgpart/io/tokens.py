@@ -30,6 +30,74 @@ def _is_alpha(c):
     return (65 <= c <= 90) or (97 <= c <= 122)
 
 
+@numba.njit(cache=True, inline="always")
+def _parse_number(data, p, separator):
+    """The number at data[p:] (uint8), up to the next blank, separator or newline: (position after it, value
+    float64, written as an integer of at most 2**53, error code). ERR_BAD_TOKEN: not a number, or not followed
+    by a blank; ERR_TOO_LARGE: an integer of more than 2**53."""
+    n = data.shape[0]
+    c = data[p]
+    negative = False
+    if c == 45 or c == 43:
+        negative = c == 45
+        p += 1
+    mantissa = 0
+    digits = 0       # digits written
+    kept = 0         # significant digits in the mantissa (leading zeros are not)
+    dropped = 0      # integer digits beyond MANTISSA_DIGITS, each a factor of 10
+    frac_digits = 0  # fraction digits in the mantissa
+    integral = True
+    while p < n and 48 <= data[p] <= 57:
+        if kept < MANTISSA_DIGITS:
+            mantissa = mantissa * 10 + (data[p] - 48)
+            if mantissa > 0:
+                kept += 1
+        else:
+            dropped += 1
+        digits += 1
+        p += 1
+    if p < n and data[p] == 46:  # '.'
+        integral = False
+        p += 1
+        while p < n and 48 <= data[p] <= 57:
+            if kept < MANTISSA_DIGITS:  # fraction digits beyond those are dropped
+                mantissa = mantissa * 10 + (data[p] - 48)
+                frac_digits += 1
+                if mantissa > 0:
+                    kept += 1
+            digits += 1
+            p += 1
+    exponent = 0
+    if digits > 0 and p < n and (data[p] == 101 or data[p] == 69):  # e E
+        integral = False
+        p += 1
+        exp_negative = False
+        if p < n and (data[p] == 45 or data[p] == 43):
+            exp_negative = data[p] == 45
+            p += 1
+        exp_digits = 0
+        while p < n and 48 <= data[p] <= 57:
+            if exponent < 10000:
+                exponent = exponent * 10 + (data[p] - 48)
+            exp_digits += 1
+            p += 1
+        if exp_digits == 0:
+            return p, 0.0, False, ERR_BAD_TOKEN
+        if exp_negative:
+            exponent = -exponent
+    if digits == 0 or (p < n and not _is_space(data[p], separator) and data[p] != 10):
+        return p, 0.0, False, ERR_BAD_TOKEN
+    if integral and (kept + dropped > 18 or mantissa > 9007199254740992):
+        return p, 0.0, False, ERR_TOO_LARGE
+    value = float(mantissa)
+    scale = exponent - frac_digits + dropped
+    if scale > 0:
+        value = value * (_POW10[scale] if scale <= 22 else 10.0 ** scale)
+    elif scale < 0:
+        value = value / (_POW10[-scale] if scale >= -22 else 10.0 ** (-scale))
+    return p, -value if negative else value, integral, ERR_NONE
+
+
 @numba.njit(cache=True)
 def _scan(data, comment_chars, separator, keep_blank, allow_tags, fill,
           values, is_int, line_first, line_number, line_tag):
@@ -79,69 +147,12 @@ def _scan(data, comment_chars, separator, keep_blank, allow_tags, fill,
                 p += 1
                 continue
             start = p
-            negative = False
-            if c == 45 or c == 43:
-                negative = c == 45
-                p += 1
-            mantissa = 0
-            digits = 0       # digits written
-            kept = 0         # significant digits in the mantissa (leading zeros are not)
-            dropped = 0      # integer digits beyond MANTISSA_DIGITS, each a factor of 10
-            frac_digits = 0  # fraction digits in the mantissa
-            integral = True
-            while p < n and 48 <= data[p] <= 57:
-                if kept < MANTISSA_DIGITS:
-                    mantissa = mantissa * 10 + (data[p] - 48)
-                    if mantissa > 0:
-                        kept += 1
-                else:
-                    dropped += 1
-                digits += 1
-                p += 1
-            if p < n and data[p] == 46:  # '.'
-                integral = False
-                p += 1
-                while p < n and 48 <= data[p] <= 57:
-                    if kept < MANTISSA_DIGITS:  # fraction digits beyond those are dropped
-                        mantissa = mantissa * 10 + (data[p] - 48)
-                        frac_digits += 1
-                        if mantissa > 0:
-                            kept += 1
-                    digits += 1
-                    p += 1
-            exponent = 0
-            if digits > 0 and p < n and (data[p] == 101 or data[p] == 69):  # e E
-                integral = False
-                p += 1
-                exp_negative = False
-                if p < n and (data[p] == 45 or data[p] == 43):
-                    exp_negative = data[p] == 45
-                    p += 1
-                exp_digits = 0
-                while p < n and 48 <= data[p] <= 57:
-                    if exponent < 10000:
-                        exponent = exponent * 10 + (data[p] - 48)
-                    exp_digits += 1
-                    p += 1
-                if exp_digits == 0:
-                    return num_tokens, num_lines, ERR_BAD_TOKEN, physical, start
-                if exp_negative:
-                    exponent = -exponent
-            if digits == 0 or (p < n and not _is_space(data[p], separator) and data[p] != 10):
-                return num_tokens, num_lines, ERR_BAD_TOKEN, physical, start
-            if integral and kept + dropped > 18:
-                return num_tokens, num_lines, ERR_TOO_LARGE, physical, start
+            p, value, integral, code = _parse_number(data, p, separator)
+            if code != ERR_NONE:
+                return num_tokens, num_lines, code, physical, start
             if fill:
-                value = float(mantissa)
-                scale = exponent - frac_digits + dropped
-                if scale > 0:
-                    value = value * (_POW10[scale] if scale <= 22 else 10.0 ** scale)
-                elif scale < 0:
-                    value = value / (_POW10[-scale] if scale >= -22 else 10.0 ** (-scale))
-                values[num_tokens] = -value if negative else value
-                is_int[num_tokens] = integral and mantissa <= 9007199254740992
-            if integral and mantissa > 9007199254740992:
-                return num_tokens, num_lines, ERR_TOO_LARGE, physical, start
+                values[num_tokens] = value
+                is_int[num_tokens] = integral
             num_tokens += 1
         pos = p + 1
         physical += 1

@@ -17,7 +17,7 @@ from hgpart.io import convert, read_edges, read_graph, read_hypergraph, read_par
 from hgpart.io import write_graph, write_partition
 from hgpart.io.graphs import parse_dimacs, parse_edgelist, parse_metis
 from hgpart.io.hmetis import parse_hgr
-from hgpart.io.matrix_market import parse_matrix
+from hgpart.io.matrix_market import _banner, _checked_entries, _coordinate_entries, parse_matrix
 from hgpart.io.partition import parse_block_ids
 
 from ..conftest import DATA, shared_params
@@ -109,6 +109,77 @@ def test_mtx_layouts_match_scipy(text):
     np.testing.assert_array_equal(ours, np.asarray(sp.coo_matrix(scipy.io.mmread(io.BytesIO(text))).toarray()))
 
 
+COORDINATE_FILES = [
+    b"%%MatrixMarket matrix coordinate real general\n% c\n\n3 4 5\n1 1 1.5\n  2 3 -2e3 \r\n% mid\n\n3 4 +7.\n"
+    b"1 4 .5\n2 2 12345678901234567890.25\n",
+    b"%%MatrixMarket matrix coordinate integer symmetric\n4 4 3\n1 1 7\n3 1 -3\n4 2 12",
+    b"%%MatrixMarket matrix coordinate pattern skew-symmetric\n3 3 2\n2 1\n\t3 2\t\n",
+    b"%%MatrixMarket matrix coordinate double general\n%%\n2 2 1\n2 2 1e-400\n",
+    b"%%MatrixMarket matrix coordinate real general\n3 3 0\n",
+]
+
+
+def _entries_agree(data, threads):
+    """The threads' reading of a coordinate file equals the scanner's wherever it takes the file, and it never
+    takes one that the scanner refuses. Returns whether it took it."""
+    layout, field, symmetry = _banner(data, "x")
+    fast = _coordinate_entries(data, field, symmetry, threads)
+    try:
+        checked = _checked_entries(data, "x", layout, field, symmetry)
+    except InputError:
+        assert fast is None
+        return False
+    if fast is None:
+        return False
+    assert fast[:2] == checked[:2]
+    for ours, theirs in zip(fast[2:], checked[2:]):
+        assert ours.dtype == theirs.dtype
+        np.testing.assert_array_equal(ours, theirs)
+    return True
+
+
+@pytest.mark.parametrize("data", COORDINATE_FILES)
+def test_coordinate_entries_on_threads_equal_the_scanners(data):
+    """Comments and blank lines between entries, CR LF, signs, exponents, an underflow, more digits than a mantissa keeps, no final
+    newline, an empty matrix: read in 1-4 pieces, the same entries as the scanner's."""
+    for threads in (1, 2, 3, 4):
+        assert _entries_agree(data, threads)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.sampled_from(COORDINATE_FILES), position=st.integers(0, 200), insert=st.binary(max_size=4),
+       threads=st.integers(1, 3), action=st.sampled_from(["replace", "delete", "insert"]))
+def test_coordinate_entries_never_take_what_the_scanner_refuses(seed, position, insert, threads, action):
+    position = position % (len(seed) + 1)
+    if action == "replace":
+        data = seed[:position] + insert + seed[position + len(insert):]
+    elif action == "delete":
+        data = seed[:position] + seed[position + len(insert):]
+    else:
+        data = seed[:position] + insert + seed[position:]
+    try:
+        _banner(data, "x")
+    except InputError:
+        return
+    _entries_agree(data, threads)
+
+
+@pytest.mark.parametrize("symmetry", ["symmetric", "skew-symmetric", "general"])
+@pytest.mark.parametrize("merge", ["min", "max", "sum"])
+def test_a_symmetric_files_graph_is_that_of_its_mirrored_entries(tmp_path, symmetry, merge):
+    """read_graph merges an entry with its mirror before building the graph; the graph equals the one built
+    from every entry listed (read_edges), repeated entries and the diagonal included."""
+    path = tmp_path / "m.mtx"
+    path.write_bytes(f"%%MatrixMarket matrix coordinate real {symmetry}\n5 5 7\n2 1 3\n3 1 -2.5\n2 1 4\n"
+                     f"4 4 9\n5 2 1\n5 3 -6\n3 1 2\n".encode())
+    edges = read_edges(str(path))
+    expected = Graph.from_edges(5, edges.sources, edges.targets, edges.weights, merge=merge)
+    graph = read_graph(str(path), merge=merge)
+    for name in ("offsets", "neighbors", "edge_weights"):
+        np.testing.assert_array_equal(getattr(graph, name), getattr(expected, name))
+    assert edges.sources.shape[0] == (7 if symmetry == "general" else 13)
+
+
 def test_graph_merge_rules():
     data = b"0 1 5\n1 0 3\n1 2 2.5\n2 2 9\n"
     edges = parse_edgelist(data, "x")
@@ -184,6 +255,9 @@ BAD_MTX = [
     (b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 2\n1 x\n2 1\n", 3, "expected a number"),
     (b"%%MatrixMarket matrix coordinate pattern symmetric\n3 3 1\n1 2\n", 3, "above the diagonal"),
     (b"%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 0.5\n", 3, "non-integer"),
+    (b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n1 2.0 1\n", 4, "indices must be integers"),
+    (b"%%MatrixMarket matrix coordinate real general\n3 3 1\n\n% c\n0 1 1\n", 5, "out of range"),
+    (b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1 % c\n", 3, "expected a number"),
     (b"%%MatrixMarket matrix coordinate real symmetric\n3 4 1\n1 1 1\n", 2, "must be square"),
     (b"%%MatrixMarket matrix coordinate real general\n3 3\n1 1 1\n", 2, "size line must hold 3"),
     (b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1\n", 3, "must hold 3 numbers"),
@@ -200,6 +274,8 @@ def test_bad_mtx(data, line, message):
         parse_matrix(data, "in.mtx")
     assert caught.value.line == line, caught.value
     assert message.lower() in caught.value.message.lower()
+    if b"coordinate" in data and b"complex" not in data and b"foo" not in data:
+        assert not _entries_agree(data, 2)  # the threads' reading leaves it to the scanner
 
 
 BAD_METIS = [
