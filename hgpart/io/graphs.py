@@ -35,10 +35,11 @@ class EdgeList:
         """The undirected graph, parallel edges merged by ``merge`` (an edge and its mirror are two parallel
         edges, merged here before the graph is built: the same graph as from the mirrored list)."""
         weights = self.weights
-        if self.mirror is not None:
-            mirrored = self.mirror * weights
-            weights = {"sum": weights + mirrored, "min": np.minimum(weights, mirrored),
-                       "max": np.maximum(weights, mirrored)}.get(merge, weights)
+        if self.mirror is not None:  # w merged with mirror * w: w itself under min and max when mirror is 1
+            if merge == "sum":
+                weights = weights + weights if self.mirror > 0 else weights - weights
+            elif self.mirror < 0 and merge in ("min", "max"):
+                weights = np.abs(weights) if merge == "max" else -np.abs(weights)
         return Graph.from_edges(self.num_vertices, self.sources, self.targets, weights, self.vertex_weights,
                                 merge=merge)
 
