@@ -13,8 +13,11 @@ import numpy as np
 from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph
 from .files import atomic_output
+from .lines import read_lines
 from .text import write_rows
 from .tokens import Tokens, tokenize
+
+COMMA = 44  # edge lists separate numbers by blanks or commas
 
 
 @dataclass
@@ -232,8 +235,25 @@ def _integer_ids(tokens: Tokens, starts: np.ndarray, file: str):
 def parse_edgelist(data: bytes, file: str) -> EdgeList:
     """``u v [w]`` per line, separated by blanks or commas, ``#``/``%`` comments, 0-based ids.
 
-    Vertices are 0 .. max id; ids never named are isolated vertices.
+    Vertices are 0 .. max id; ids never named are isolated vertices. Read on threads
+    (:func:`.lines.read_lines`); a file it does not take goes to the scanner, whose checks name the line.
     """
+    edges = _edgelist_on_threads(data)
+    return edges if edges is not None else _edgelist_by_scanner(data, file)
+
+
+def _edgelist_on_threads(data: bytes, threads: int | None = None) -> EdgeList | None:
+    """:func:`parse_edgelist` of a well-formed file by :func:`.lines.read_lines`, None for anything else."""
+    lines = read_lines(data, 0, b"#%", COMMA, 2, 3, 0, INT32_MAX, INT32_MAX, threads=threads)
+    if lines is None:
+        return None
+    sources, targets, weights, with_weight = lines
+    num_vertices = int(max(sources.max(), targets.max())) + 1 if sources.size else 0
+    return EdgeList(num_vertices, sources, targets, weights, None, with_weight > 0)
+
+
+def _edgelist_by_scanner(data: bytes, file: str) -> EdgeList:
+    """:func:`parse_edgelist` by the scanner, every check naming its line."""
     tokens = tokenize(data, file, comment_chars=b"#%", separator=b",")
     counts = tokens.counts()
     wrong = np.flatnonzero((counts < 2) | (counts > 3))

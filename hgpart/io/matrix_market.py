@@ -4,27 +4,24 @@ Parsed by the project's byte scanner rather than ``scipy.io.mmread``: scipy's fa
 reader crashes the process on some malformed files (e.g. a last entry ``3 1 -1. `` with no newline),
 and every error here names its line. ``scipy.io.mmread`` is the oracle the tests compare against.
 
-A coordinate file's entries are first read by :func:`_coordinate_entries`: pieces of the file on threads, each
-entry straight into the row, column and value arrays, the same numbers as the scanner's. Anything it does not
-take (a malformed entry, an index out of range, a count that differs from the size line, ...) leaves the file
-to the scanner, whose checks name the line.
+A coordinate file's entries are first read on threads (:func:`.lines.read_lines`), each straight into the row,
+column and value arrays, the same numbers as the scanner's. Anything it does not take (a malformed entry, an
+index out of range, a count that differs from the size line, ...) leaves the file to the scanner, whose checks
+name the line.
 """
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph, Hypergraph
-from ..parallel import on_threads
 from .files import atomic_output
+from .lines import read_lines
 from .text import write_rows
-from .tokens import ERR_NONE, _is_space, _parse_number, shown, tokenize
+from .tokens import shown, tokenize
 
 BLANK = 32  # the scanner's separator for Matrix Market: blanks only
-NEWLINE, PERCENT = 10, 37
-PIECE_BYTES = 1 << 22  # a thread per this many bytes of entries at least
 
 FORMATS = ("coordinate", "array")
 FIELDS = ("real", "integer", "pattern", "double")
@@ -56,73 +53,6 @@ def _banner(data: bytes, file: str):
     return layout, field, symmetry
 
 
-@numba.njit(cache=True, nogil=True)
-def _count_entries(thread, bounds, data, counts):
-    """counts[thread + 1] = content lines (neither blank nor a comment) in data[bounds[thread]:bounds[thread + 1]]
-    (a piece of whole lines)."""
-    p, stop = bounds[thread], bounds[thread + 1]
-    found = 0
-    while p < stop:
-        while p < stop and _is_space(data[p], BLANK):
-            p += 1
-        if p < stop and data[p] != NEWLINE and data[p] != PERCENT:
-            found += 1
-        while p < stop and data[p] != NEWLINE:
-            p += 1
-        p += 1
-    counts[thread + 1] = found
-
-
-@numba.njit(cache=True, nogil=True)
-def _read_entries(thread, bounds, data, firsts, per_line, num_rows, num_cols, lower, integral_values, rows, cols,
-                  values, failed):
-    """The entries of piece ``thread`` (whole lines) from entry firsts[thread] on: rows, cols int64 (0-based),
-    values float64 (1 where ``per_line`` is 2, a pattern). failed[0] = 1, and the piece is left, at the first line
-    that is not an entry of ``per_line`` numbers with integer indices in range (in the lower triangle where
-    ``lower``) and an integer value where ``integral_values``."""
-    p, stop = bounds[thread], bounds[thread + 1]
-    entry = firsts[thread]
-    while p < stop:
-        while p < stop and _is_space(data[p], BLANK):
-            p += 1
-        if p < stop and data[p] == PERCENT:
-            while p < stop and data[p] != NEWLINE:
-                p += 1
-        if p >= stop or data[p] == NEWLINE:
-            p += 1
-            continue
-        row = np.int64(0)
-        col = np.int64(0)
-        value = 1.0
-        for k in range(per_line):
-            while p < stop and _is_space(data[p], BLANK):
-                p += 1
-            if p >= stop or data[p] == NEWLINE:
-                failed[0] = 1
-                return
-            p, number, integral, code = _parse_number(data, p, BLANK)
-            if code != ERR_NONE or (k < 2 and not integral) or (k == 2 and integral_values and not integral):
-                failed[0] = 1
-                return
-            if k == 0:
-                row = np.int64(number) - 1
-            elif k == 1:
-                col = np.int64(number) - 1
-            else:
-                value = number
-        while p < stop and _is_space(data[p], BLANK):
-            p += 1
-        if (p < stop and data[p] != NEWLINE) or row < 0 or row >= num_rows or col < 0 or col >= num_cols or (
-                lower and row < col):
-            failed[0] = 1
-            return
-        rows[entry] = row
-        cols[entry] = col
-        values[entry] = value
-        entry += 1
-        p += 1
-
-
 def _size_line(data: bytes) -> tuple:
     """(the size line's words, where the entries start) after the banner and comments; ([], len) if none."""
     position = 0
@@ -139,32 +69,17 @@ def _size_line(data: bytes) -> tuple:
 def _coordinate_entries(data: bytes, field: str, symmetry: str, threads: int | None = None):
     """(rows, cols, row int64[m], col int64[m], values float64[m]) of a well-formed coordinate file, its entries
     as written (not mirrored); None for anything else, which :func:`parse_matrix`'s checks then name. The file's
-    entries are read in ``threads`` pieces (default: numba's threads, one per PIECE_BYTES at most)."""
+    entries are read in ``threads`` pieces (default: see :func:`.lines.read_lines`)."""
     words, begin = _size_line(data)
     if len(words) != 3 or not all(word.isdigit() for word in words):
         return None
     rows, cols, declared = (int(word) for word in words)
     if max(rows, cols) > INT32_MAX or (symmetry != "general" and rows != cols):
         return None
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    threads = threads or max(1, min(numba.get_num_threads(), (len(data) - begin) // PIECE_BYTES))
-    bounds = [begin]
-    for thread in range(1, threads):
-        cut = data.find(b"\n", max(bounds[-1], begin + (len(data) - begin) * thread // threads))
-        bounds.append(len(data) if cut < 0 else cut + 1)
-    bounds = np.array(bounds + [len(data)], dtype=np.int64)
-    counts = np.zeros(threads + 1, dtype=np.int64)
-    on_threads(_count_entries, threads, bounds, buffer, counts)
-    firsts = np.cumsum(counts)
-    if firsts[-1] != declared:
-        return None
-    row = np.empty(declared, dtype=np.int64)
-    col = np.empty(declared, dtype=np.int64)
-    values = np.empty(declared, dtype=np.float64)
-    failed = np.zeros(1, dtype=np.int64)
-    on_threads(_read_entries, threads, bounds, buffer, firsts, 2 if field == "pattern" else 3, rows, cols,
-               symmetry != "general", field == "integer", row, col, values, failed)
-    return None if failed[0] else (rows, cols, row, col, values)
+    per_line = 2 if field == "pattern" else 3
+    entries = read_lines(data, begin, b"%", BLANK, per_line, per_line, 1, rows, cols, symmetry != "general",
+                         field == "integer", declared, threads)
+    return None if entries is None else (rows, cols, *entries[:3])
 
 
 def matrix_entries(data: bytes, file: str) -> tuple:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from hgpart import Graph, Hypergraph, InputError
 from hgpart.io import convert, read_edges, read_graph, read_hypergraph, read_partition, write_hypergraph
 from hgpart.io import write_graph, write_partition
-from hgpart.io.graphs import parse_dimacs, parse_edgelist, parse_metis
+from hgpart.io.graphs import _edgelist_by_scanner, _edgelist_on_threads, parse_dimacs, parse_edgelist, parse_metis
 from hgpart.io.hmetis import parse_hgr
 from hgpart.io.matrix_market import _banner, _checked_entries, _coordinate_entries, parse_matrix
 from hgpart.io.partition import parse_block_ids
@@ -119,10 +119,23 @@ COORDINATE_FILES = [
 ]
 
 
+def _mutated(seed: bytes, position: int, insert: bytes, action: str) -> bytes:
+    """``seed`` with ``insert`` written over it, a piece of its length deleted, or inserted at ``position``."""
+    position = position % (len(seed) + 1)
+    if action == "replace":
+        return seed[:position] + insert + seed[position + len(insert):]
+    if action == "delete":
+        return seed[:position] + seed[position + len(insert):]
+    return seed[:position] + insert + seed[position:]
+
+
 def _entries_agree(data, threads):
     """The threads' reading of a coordinate file equals the scanner's wherever it takes the file, and it never
     takes one that the scanner refuses. Returns whether it took it."""
-    layout, field, symmetry = _banner(data, "x")
+    try:
+        layout, field, symmetry = _banner(data, "x")
+    except InputError:
+        return False
     fast = _coordinate_entries(data, field, symmetry, threads)
     try:
         checked = _checked_entries(data, "x", layout, field, symmetry)
@@ -136,32 +149,6 @@ def _entries_agree(data, threads):
         assert ours.dtype == theirs.dtype
         np.testing.assert_array_equal(ours, theirs)
     return True
-
-
-@pytest.mark.parametrize("data", COORDINATE_FILES)
-def test_coordinate_entries_on_threads_equal_the_scanners(data):
-    """Comments and blank lines between entries, CR LF, signs, exponents, an underflow, more digits than a mantissa keeps, no final
-    newline, an empty matrix: read in 1-4 pieces, the same entries as the scanner's."""
-    for threads in (1, 2, 3, 4):
-        assert _entries_agree(data, threads)
-
-
-@settings(max_examples=300, deadline=None)
-@given(seed=st.sampled_from(COORDINATE_FILES), position=st.integers(0, 200), insert=st.binary(max_size=4),
-       threads=st.integers(1, 3), action=st.sampled_from(["replace", "delete", "insert"]))
-def test_coordinate_entries_never_take_what_the_scanner_refuses(seed, position, insert, threads, action):
-    position = position % (len(seed) + 1)
-    if action == "replace":
-        data = seed[:position] + insert + seed[position + len(insert):]
-    elif action == "delete":
-        data = seed[:position] + seed[position + len(insert):]
-    else:
-        data = seed[:position] + insert + seed[position:]
-    try:
-        _banner(data, "x")
-    except InputError:
-        return
-    _entries_agree(data, threads)
 
 
 @pytest.mark.parametrize("symmetry", ["symmetric", "skew-symmetric", "general"])
@@ -178,6 +165,52 @@ def test_a_symmetric_files_graph_is_that_of_its_mirrored_entries(tmp_path, symme
     for name in ("offsets", "neighbors", "edge_weights"):
         np.testing.assert_array_equal(getattr(graph, name), getattr(expected, name))
     assert edges.sources.shape[0] == (7 if symmetry == "general" else 13)
+
+
+EDGE_LISTS = [
+    b"# c\n0 1 2\n1,2,3.5\n\n% c\n 2\t0 \r\n7 3 -1e2\n",
+    b"0 1\n1 2\n2 0",
+    b",,3 ,4,\n4 3 1\n",
+    b"# only comments\n",
+]
+
+
+def _edges_agree(data, threads):
+    """The threads' reading of an edge list equals the scanner's wherever it takes the file, and it never takes
+    one the scanner refuses. Returns whether it took it."""
+    fast = _edgelist_on_threads(data, threads)
+    try:
+        checked = _edgelist_by_scanner(data, "x")
+    except InputError:
+        assert fast is None
+        return False
+    if fast is None:
+        return False
+    assert (fast.num_vertices, fast.weighted) == (checked.num_vertices, checked.weighted)
+    for name in ("sources", "targets", "weights"):
+        assert getattr(fast, name).dtype == getattr(checked, name).dtype
+        np.testing.assert_array_equal(getattr(fast, name), getattr(checked, name))
+    return True
+
+
+THREADED_FILES = [(_entries_agree, data) for data in COORDINATE_FILES] + [(_edges_agree, data) for data in EDGE_LISTS]
+
+
+@pytest.mark.parametrize("agree,data", THREADED_FILES)
+def test_lines_on_threads_equal_the_scanners(agree, data):
+    """Matrix Market: comments and blank lines between entries, CR LF, signs, exponents, an underflow, more
+    digits than a mantissa keeps, no final newline, an empty matrix; edge lists: commas, tabs, comments of both
+    kinds, weighted and unweighted lines mixed, no edges at all. Read in 1-4 pieces, the scanner's numbers."""
+    for threads in (1, 2, 3, 4):
+        assert agree(data, threads)
+
+
+@settings(max_examples=500, deadline=None)
+@given(case=st.sampled_from(THREADED_FILES), position=st.integers(0, 200), insert=st.binary(max_size=4),
+       threads=st.integers(1, 3), action=st.sampled_from(["replace", "delete", "insert"]))
+def test_lines_on_threads_never_take_what_the_scanner_refuses(case, position, insert, threads, action):
+    agree, seed = case
+    agree(_mutated(seed, position, insert, action), threads)
 
 
 def test_graph_merge_rules():
@@ -257,6 +290,7 @@ BAD_MTX = [
     (b"%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 0.5\n", 3, "non-integer"),
     (b"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1\n1 2.0 1\n", 4, "indices must be integers"),
     (b"%%MatrixMarket matrix coordinate real general\n3 3 1\n\n% c\n0 1 1\n", 5, "out of range"),
+    (b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 0 1\n", 3, "out of range"),
     (b"%%MatrixMarket matrix coordinate real general\n3 3 1\n1 1 1 % c\n", 3, "expected a number"),
     (b"%%MatrixMarket matrix coordinate real symmetric\n3 4 1\n1 1 1\n", 2, "must be square"),
     (b"%%MatrixMarket matrix coordinate real general\n3 3\n1 1 1\n", 2, "size line must hold 3"),
@@ -312,8 +346,12 @@ BAD_OTHER = [
     (parse_dimacs, b"p sp 2 1\nx 1 2 3\n", 2, "expected an arc line"),
     (parse_edgelist, b"0 1\n2\n", 2, "expected 'u v [weight]'"),
     (parse_edgelist, b"0 1\n-2 1\n", 2, "negative"),
+    (parse_edgelist, b"0 1\n1 -2\n", 2, "negative"),
     (parse_edgelist, b"0 1\n1.5 2\n", 2, "must be an integer"),
     (parse_edgelist, b"0 1\n1 two\n", 2, "expected a number"),
+    (parse_edgelist, b"0 1 1 1\n", 1, "found 4 numbers"),
+    (parse_edgelist, b"0 1\n# c\n\n1 2147483647\n", 4, "too large"),
+    (parse_edgelist, b"0 1\n1 2 x\n", 2, "expected a number"),
 ]
 
 
@@ -323,6 +361,8 @@ def test_bad_graph_files(parser, data, line, message):
         parser(data, "in")
     assert caught.value.line == line, caught.value
     assert message in caught.value.message
+    if parser is parse_edgelist:
+        assert not _edges_agree(data, 2)  # the threads' reading leaves it to the scanner
 
 
 @pytest.mark.parametrize("data,k,line,message", [
