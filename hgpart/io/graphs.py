@@ -244,7 +244,8 @@ def parse_edgelist(data: bytes, file: str) -> EdgeList:
 
 def _edgelist_on_threads(data: bytes, threads: int | None = None) -> EdgeList | None:
     """:func:`parse_edgelist` of a well-formed file by :func:`.lines.read_lines`, None for anything else."""
-    lines = read_lines(data, 0, b"#%", COMMA, 2, 3, 0, INT32_MAX, INT32_MAX, threads=threads)
+    lines = read_lines(data, 0, b"#%", COMMA, fewest=2, most=3, first_limit=INT32_MAX, second_limit=INT32_MAX,
+                       threads=threads)
     if lines is None:
         return None
     sources, targets, weights, with_weight = lines

@@ -77,8 +77,9 @@ def _coordinate_entries(data: bytes, field: str, symmetry: str, threads: int | N
     if max(rows, cols) > INT32_MAX or (symmetry != "general" and rows != cols):
         return None
     per_line = 2 if field == "pattern" else 3
-    entries = read_lines(data, begin, b"%", BLANK, per_line, per_line, 1, rows, cols, symmetry != "general",
-                         field == "integer", declared, threads)
+    entries = read_lines(data, begin, b"%", BLANK, fewest=per_line, most=per_line, shift=1, first_limit=rows,
+                         second_limit=cols, lower=symmetry != "general", integral_third=field == "integer",
+                         expected=declared, threads=threads)
     return None if entries is None else (rows, cols, *entries[:3])
 
 
