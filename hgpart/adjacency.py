@@ -57,7 +57,7 @@ def _place_rows(thread, row_bounds, sources, targets, weights, offsets, neighbor
 
 
 @numba.njit(cache=True, nogil=True)
-def _order_row(neighbors, edge_weights, begin, end, keys, scratch_weights):
+def order_row(neighbors, edge_weights, begin, end, keys, scratch_weights):
     """Row [begin, end) ordered by neighbour, equal neighbours in their order (stable); keys int64 and
     scratch_weights float64 of at least end - begin."""
     length = end - begin
@@ -100,7 +100,7 @@ def _merge_rows(thread, row_bounds, offsets, neighbors, edge_weights, rule, long
         if ascending:
             kept[u + 1] = end - begin
             continue
-        _order_row(neighbors, edge_weights, begin, end, keys, scratch_weights)
+        order_row(neighbors, edge_weights, begin, end, keys, scratch_weights)
         q = begin
         for p in range(begin, end):
             if p > begin and neighbors[p] == neighbors[q - 1]:
@@ -127,8 +127,9 @@ def _compact_rows(thread, row_bounds, offsets, neighbors, edge_weights, new_offs
         out_weights[new_offsets[u]:new_offsets[u + 1]] = edge_weights[begin:begin + length]
 
 
-def _balanced_rows(offsets: np.ndarray, threads: int) -> np.ndarray:
-    """int64[threads + 1]: row bounds of ``threads`` ranges of about equal entries."""
+def balanced_rows(offsets: np.ndarray, threads: int) -> np.ndarray:
+    """int64[threads + 1]: the bounds of ``threads`` ranges of the rows of a CSR (offsets int64[n + 1]) holding
+    about equal entries."""
     n = offsets.shape[0] - 1
     bounds = np.searchsorted(offsets, np.arange(threads + 1) * (offsets[n] / threads)).astype(np.int64)
     bounds[0], bounds[threads] = 0, n
@@ -163,7 +164,7 @@ def symmetric_csr(num_vertices: int, sources: np.ndarray, targets: np.ndarray, w
     counts = np.zeros(num_vertices + 1, dtype=np.int64)
     on_threads(_count_rows, threads, rows, sources, targets, counts)
     offsets = np.cumsum(counts)
-    rows = _balanced_rows(offsets, threads)
+    rows = balanced_rows(offsets, threads)
     neighbors = np.empty(offsets[-1], dtype=np.int32)
     edge_weights = np.empty(offsets[-1], dtype=np.float64)
     on_threads(_place_rows, threads, rows, sources, targets, weights, offsets, neighbors, edge_weights)

@@ -8,16 +8,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numba
 import numpy as np
 
+from ..adjacency import EDGES_PER_THREAD, balanced_rows, order_row
 from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph
+from ..parallel import on_threads
 from .files import atomic_output
-from .lines import read_lines
+from .lines import first_words, read_integer_lines, read_lines
 from .text import write_rows
 from .tokens import Tokens, tokenize
 
 COMMA = 44  # edge lists separate numbers by blanks or commas
+BLANK = 32  # METIS files by blanks
 
 
 @dataclass
@@ -64,8 +68,129 @@ def _check_count(count: int, what: str, file: str, line: int) -> int:
 
 
 # ---------------------------------------------------------------------------------------------- METIS
+FMT_CODES = (0, 1, 10, 11, 100, 101, 110, 111)
+
+
 def parse_metis(data: bytes, file: str) -> EdgeList:
-    """METIS graph: header ``n m [fmt [ncon]]``, then n vertex lines ``[size] [weights] (nbr [ewgt])*``."""
+    """METIS graph: header ``n m [fmt [ncon]]``, then n vertex lines ``[size] [weights] (nbr [ewgt])*``.
+
+    Read on threads (:func:`_metis_on_threads`); a file it does not take goes to the scanner, whose checks name
+    the line."""
+    edges = _metis_on_threads(data)
+    return edges if edges is not None else _metis_by_scanner(data, file)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sorted_metis_rows(thread, ranges, line_first, values, num_vertices, lead, stride, weight_at, entry_first,
+                       neighbors, weights, longest, kept, failed):
+    """Vertices ranges[thread] .. ranges[thread + 1] - 1 of a METIS file's vertex lines (line_first int64[n + 1],
+    values int64: ``lead`` numbers, then neighbours 1..n, each followed by its weight where ``stride`` is 2):
+    their lists copied to neighbors int32 (0-based) and weights float64 from entry_first[u] on and ordered there;
+    kept[u + 1] = u's neighbours above u. failed[0] = 1 where a vertex weight (at ``weight_at``, -1: none) or an
+    edge weight is negative, a neighbour is out of range or u itself, or a list names a neighbour twice."""
+    keys = np.empty(longest, dtype=np.int64)
+    scratch_weights = np.empty(longest, dtype=np.float64)
+    for u in range(ranges[thread], ranges[thread + 1]):
+        first = line_first[u]
+        if weight_at >= 0 and values[first + weight_at] < 0:
+            failed[0] = 1
+            return
+        place = entry_first[u]
+        above = 0
+        for p in range(first + lead, line_first[u + 1], stride):
+            v = values[p] - 1
+            weight = values[p + 1] if stride == 2 else 1
+            if v < 0 or v >= num_vertices or v == u or weight < 0:
+                failed[0] = 1
+                return
+            neighbors[place] = v
+            weights[place] = weight
+            above += v > u
+            place += 1
+        order_row(neighbors, weights, entry_first[u], place, keys, scratch_weights)
+        for p in range(entry_first[u] + 1, place):
+            if neighbors[p] == neighbors[p - 1]:
+                failed[0] = 1
+                return
+        kept[u + 1] = above
+
+
+@numba.njit(cache=True, nogil=True)
+def _metis_edges_above(thread, ranges, line_first, values, lead, stride, entry_first, neighbors, weights,
+                       kept_first, sources, targets, edge_weights, failed):
+    """Each edge once, from its lower end's line, in the file's order: sources, targets int64 (0-based),
+    edge_weights float64 (1 without edge weights). failed[0] = 1 where the upper end's ordered list
+    (:func:`_sorted_metis_rows`) does not name the lower end with the same weight."""
+    for u in range(ranges[thread], ranges[thread + 1]):
+        place = kept_first[u]
+        for p in range(line_first[u] + lead, line_first[u + 1], stride):
+            v = values[p] - 1
+            weight = values[p + 1] if stride == 2 else 1
+            low, high = entry_first[v], entry_first[v + 1]  # u in v's ordered list, by binary search
+            while low < high:
+                middle = (low + high) >> 1
+                if neighbors[middle] < u:
+                    low = middle + 1
+                else:
+                    high = middle
+            if low == entry_first[v + 1] or neighbors[low] != u or weights[low] != weight:
+                failed[0] = 1
+                return
+            if v > u:
+                sources[place] = u
+                targets[place] = v
+                edge_weights[place] = weight
+                place += 1
+
+
+def _metis_on_threads(data: bytes, threads: int | None = None) -> EdgeList | None:
+    """:func:`parse_metis` of a well-formed file whose lists name each neighbour once, by
+    :func:`.lines.read_integer_lines` and the checks above on threads; None for anything else."""
+    words, begin = first_words(data, b"%")
+    if not 2 <= len(words) <= 4 or not all(word.isdigit() for word in words):
+        return None
+    num_vertices, num_edges = int(words[0]), int(words[1])
+    fmt = int(words[2]) if len(words) >= 3 else 0
+    if num_vertices > INT32_MAX or fmt not in FMT_CODES:
+        return None
+    has_sizes, has_vertex_weights, has_edge_weights = fmt // 100 == 1, (fmt // 10) % 10 == 1, fmt % 10 == 1
+    if len(words) == 4 and (not has_vertex_weights or int(words[3]) != 1):
+        return None
+    lines = read_integer_lines(data, begin, b"%", BLANK, threads)
+    if lines is None or lines[0].shape[0] - 1 < num_vertices or lines[0][-1] != lines[0][num_vertices]:
+        return None
+    line_first, values = lines[0][:num_vertices + 1], lines[1]
+    lead, stride = int(has_sizes) + int(has_vertex_weights), 2 if has_edge_weights else 1
+    counts = np.diff(line_first) - lead
+    if counts.size and (counts.min() < 0 or np.any(counts % stride)) or int(counts.sum()) != 2 * num_edges * stride:
+        return None
+    entry_first = np.zeros(num_vertices + 1, dtype=np.int64)
+    np.cumsum(counts // stride, out=entry_first[1:])
+    parts = threads or max(1, min(numba.get_num_threads(), values.shape[0] // EDGES_PER_THREAD))
+    ranges = balanced_rows(line_first, parts)
+    neighbors = np.empty(entry_first[-1], dtype=np.int32)
+    weights = np.empty(entry_first[-1], dtype=np.float64)
+    longest = int((counts // stride).max()) if num_vertices else 0
+    kept = np.zeros(num_vertices + 1, dtype=np.int64)
+    failed = np.zeros(1, dtype=np.int64)
+    on_threads(_sorted_metis_rows, parts, ranges, line_first, values, num_vertices, lead, stride,
+               int(has_sizes) if has_vertex_weights else -1, entry_first, neighbors, weights, longest, kept, failed)
+    if failed[0]:
+        return None
+    kept_first = np.cumsum(kept)
+    sources = np.empty(kept_first[-1], dtype=np.int64)
+    targets = np.empty(kept_first[-1], dtype=np.int64)
+    edge_weights = np.empty(kept_first[-1], dtype=np.float64)
+    on_threads(_metis_edges_above, parts, ranges, line_first, values, lead, stride, entry_first, neighbors, weights,
+               kept_first, sources, targets, edge_weights, failed)
+    if failed[0]:
+        return None
+    vertex_weights = values[line_first[:-1] + int(has_sizes)] if has_vertex_weights else None
+    return EdgeList(num_vertices, sources, targets, edge_weights, vertex_weights, has_edge_weights)
+
+
+def _metis_by_scanner(data: bytes, file: str) -> EdgeList:
+    """:func:`parse_metis` by the scanner, every check naming its line."""
     tokens = tokenize(data, file, comment_chars=b"%", keep_blank=True)
     counts = tokens.counts()
     first = int(np.argmax(counts > 0)) if np.any(counts > 0) else tokens.num_lines
@@ -82,7 +207,7 @@ def parse_metis(data: bytes, file: str) -> EdgeList:
     if num_edges < 0:
         raise InputError(f"number of edges {num_edges} is negative", file, header_line)
     fmt = int(header[2]) if header.shape[0] >= 3 else 0
-    if fmt not in (0, 1, 10, 11, 100, 101, 110, 111):
+    if fmt not in FMT_CODES:
         raise InputError(f"unknown fmt code {fmt} (expected 0, 1, 10, 11, 100, 101, 110 or 111)", file, header_line)
     has_sizes, has_vertex_weights, has_edge_weights = fmt // 100 == 1, (fmt // 10) % 10 == 1, fmt % 10 == 1
     ncon = int(header[3]) if header.shape[0] == 4 else (1 if has_vertex_weights else 0)

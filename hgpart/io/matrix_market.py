@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph, Hypergraph
 from .files import atomic_output
-from .lines import read_lines
+from .lines import first_words, read_lines
 from .text import write_rows
 from .tokens import shown, tokenize
 
@@ -53,24 +53,11 @@ def _banner(data: bytes, file: str):
     return layout, field, symmetry
 
 
-def _size_line(data: bytes) -> tuple:
-    """(the size line's words, where the entries start) after the banner and comments; ([], len) if none."""
-    position = 0
-    while position < len(data):
-        end = data.find(b"\n", position)
-        end = len(data) if end < 0 else end
-        words = data[position:end].split()
-        if words and not words[0].startswith(b"%"):
-            return words, end + 1
-        position = end + 1
-    return [], len(data)
-
-
 def _coordinate_entries(data: bytes, field: str, symmetry: str, threads: int | None = None):
     """(rows, cols, row int64[m], col int64[m], values float64[m]) of a well-formed coordinate file, its entries
     as written (not mirrored); None for anything else, which :func:`parse_matrix`'s checks then name. The file's
     entries are read in ``threads`` pieces (default: see :func:`.lines.read_lines`)."""
-    words, begin = _size_line(data)
+    words, begin = first_words(data, b"%")
     if len(words) != 3 or not all(word.isdigit() for word in words):
         return None
     rows, cols, declared = (int(word) for word in words)

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from hgpart import Graph, Hypergraph, InputError
 from hgpart.io import convert, read_edges, read_graph, read_hypergraph, read_partition, write_hypergraph
 from hgpart.io import write_graph, write_partition
-from hgpart.io.graphs import _edgelist_by_scanner, _edgelist_on_threads, parse_dimacs, parse_edgelist, parse_metis
+from hgpart.io.graphs import _edgelist_by_scanner, _edgelist_on_threads, _metis_by_scanner, _metis_on_threads
+from hgpart.io.graphs import parse_dimacs, parse_edgelist, parse_metis
 from hgpart.io.hmetis import parse_hgr
 from hgpart.io.matrix_market import _banner, _checked_entries, _coordinate_entries, parse_matrix
 from hgpart.io.partition import parse_block_ids
@@ -175,32 +176,57 @@ EDGE_LISTS = [
 ]
 
 
-def _edges_agree(data, threads):
-    """The threads' reading of an edge list equals the scanner's wherever it takes the file, and it never takes
-    one the scanner refuses. Returns whether it took it."""
-    fast = _edgelist_on_threads(data, threads)
+def _agree(on_threads, by_scanner, data, threads, names):
+    """A reader's threads (``on_threads(data, threads)``, None where it leaves the file) give the scanner's
+    EdgeList (``by_scanner``) wherever they take a file, and never take one the scanner refuses. Returns whether
+    they took it."""
+    fast = on_threads(data, threads)
     try:
-        checked = _edgelist_by_scanner(data, "x")
+        checked = by_scanner(data, "x")
     except InputError:
         assert fast is None
         return False
     if fast is None:
         return False
     assert (fast.num_vertices, fast.weighted) == (checked.num_vertices, checked.weighted)
-    for name in ("sources", "targets", "weights"):
-        assert getattr(fast, name).dtype == getattr(checked, name).dtype
-        np.testing.assert_array_equal(getattr(fast, name), getattr(checked, name))
+    for name in names:
+        ours, theirs = getattr(fast, name), getattr(checked, name)
+        assert (ours is None) == (theirs is None)
+        if ours is not None:
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_array_equal(ours, theirs)
     return True
 
 
-THREADED_FILES = [(_entries_agree, data) for data in COORDINATE_FILES] + [(_edges_agree, data) for data in EDGE_LISTS]
+def _edges_agree(data, threads):
+    return _agree(_edgelist_on_threads, _edgelist_by_scanner, data, threads, ("sources", "targets", "weights"))
+
+
+METIS_FILES = [
+    b"% c\n\n6 4\n3 2\n1 3\n2 1\n% mid\n5\r\n4 \n\n\n",
+    b"4 3 011\n7 2 5 3 1\n2 4 9 1 5\n1 1 1\n0 2 9\n\n",
+    b"3 2 101\n1 2 4\n2 3 6 1 4\n1 2 6",
+    b"3 2 110 1\n2 4 2 3\n1 0 1\n1 1 1\n",
+    b"2 0\n\n\n",
+]
+
+
+def _metis_agree(data, threads):
+    return _agree(_metis_on_threads, _metis_by_scanner, data, threads,
+                  ("sources", "targets", "weights", "vertex_weights"))
+
+
+THREADED_FILES = ([(_entries_agree, data) for data in COORDINATE_FILES] + [(_edges_agree, data) for data in EDGE_LISTS]
+                  + [(_metis_agree, data) for data in METIS_FILES])
 
 
 @pytest.mark.parametrize("agree,data", THREADED_FILES)
 def test_lines_on_threads_equal_the_scanners(agree, data):
     """Matrix Market: comments and blank lines between entries, CR LF, signs, exponents, an underflow, more
     digits than a mantissa keeps, no final newline, an empty matrix; edge lists: commas, tabs, comments of both
-    kinds, weighted and unweighted lines mixed, no edges at all. Read in 1-4 pieces, the scanner's numbers."""
+    kinds, weighted and unweighted lines mixed, no edges at all; METIS: lists in any order, isolated vertices
+    (blank lines), vertex and edge weights, sizes, comments and blank lines after the vertices, CR LF. Read in
+    1-4 pieces, the scanner's numbers."""
     for threads in (1, 2, 3, 4):
         assert agree(data, threads)
 
@@ -323,6 +349,7 @@ BAD_METIS = [
     (b"3 1\n2\n3\n\n", 2, "not listed the same way"),
     (b"2 1 1\n2 5\n1 6\n", 2, "not listed the same way"),
     (b"2 1 1\n2\n1 6\n", 2, "wrong number of entries"),
+    (b"3 4\n2 2 3\n1 3\n1 2 2\n", 2, "not listed the same way"),
     (b"2 1 10\n-1 2\n1 1\n", 2, "negative vertex weight"),
     (b"2 1\n1\n2\n", 2, "self loop"),
     (b"2 1 11 2\n1 1 2 1\n1 1 1 1\n", 1, "multi-constraint"),
@@ -335,6 +362,7 @@ def test_bad_metis(data, line, message):
         parse_metis(data, "in.graph")
     assert caught.value.line == line, caught.value
     assert message in caught.value.message
+    assert not _metis_agree(data, 2)  # the threads' reading leaves it to the scanner
 
 
 BAD_OTHER = [
