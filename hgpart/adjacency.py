@@ -14,7 +14,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from .parallel import on_threads
+from .parallel import on_threads, threads_for
 
 SUM, MIN, MAX = 0, 1, 2  # how parallel edges merge (Graph.from_edges' ``merge``: "sum", "min", "max")
 SHORT_ROW = 16  # rows up to this long are ordered by insertion
@@ -159,7 +159,7 @@ def symmetric_csr(num_vertices: int, sources: np.ndarray, targets: np.ndarray, w
     edge_weights : float64[entries]
     """
     m = sources.shape[0]
-    threads = threads or max(1, min(numba.get_num_threads(), m // EDGES_PER_THREAD))
+    threads = threads or threads_for(m, EDGES_PER_THREAD)
     rows = np.linspace(0, num_vertices, threads + 1).astype(np.int64)  # counts: any ranges do
     counts = np.zeros(num_vertices + 1, dtype=np.int64)
     on_threads(_count_rows, threads, rows, sources, targets, counts)

@@ -59,6 +59,12 @@ def all_parallel():
         _ALL_PARALLEL[0] = False
 
 
+def threads_for(work: int, per_thread: int) -> int:
+    """Numba's threads for ``work`` items, but at most one per ``per_thread`` of them (starting a thread costs more
+    than a little work) and at least one."""
+    return max(1, min(numba.get_num_threads(), work // per_thread))
+
+
 def pick(work: int, serial, parallel):
     """The serial driver for small work or on a one-thread caller, else the parallel one."""
     return serial if runs_serially(work) else parallel

@@ -14,7 +14,7 @@ import numpy as np
 from ..adjacency import EDGES_PER_THREAD, balanced_rows, order_row
 from ..errors import InputError
 from ..hypergraph import INT32_MAX, Graph
-from ..parallel import on_threads
+from ..parallel import on_threads, threads_for
 from .files import atomic_output
 from .lines import first_words, read_integer_lines, read_lines
 from .text import write_rows
@@ -126,13 +126,7 @@ def _metis_edges_above(thread, ranges, line_first, values, lead, stride, entry_f
         for p in range(line_first[u] + lead, line_first[u + 1], stride):
             v = values[p] - 1
             weight = values[p + 1] if stride == 2 else 1
-            low, high = entry_first[v], entry_first[v + 1]  # u in v's ordered list, by binary search
-            while low < high:
-                middle = (low + high) >> 1
-                if neighbors[middle] < u:
-                    low = middle + 1
-                else:
-                    high = middle
+            low = entry_first[v] + np.searchsorted(neighbors[entry_first[v]:entry_first[v + 1]], u)
             if low == entry_first[v + 1] or neighbors[low] != u or weights[low] != weight:
                 failed[0] = 1
                 return
@@ -166,7 +160,7 @@ def _metis_on_threads(data: bytes, threads: int | None = None) -> EdgeList | Non
         return None
     entry_first = np.zeros(num_vertices + 1, dtype=np.int64)
     np.cumsum(counts // stride, out=entry_first[1:])
-    parts = threads or max(1, min(numba.get_num_threads(), values.shape[0] // EDGES_PER_THREAD))
+    parts = threads or threads_for(values.shape[0], EDGES_PER_THREAD)
     ranges = balanced_rows(line_first, parts)
     neighbors = np.empty(entry_first[-1], dtype=np.int32)
     weights = np.empty(entry_first[-1], dtype=np.float64)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..parallel import on_threads
+from ..parallel import on_threads, threads_for
 from .tokens import ERR_NONE, _is_space, _parse_number
 
 NEWLINE = 10
@@ -121,10 +121,7 @@ def read_lines(data: bytes, begin: int, comments: bytes, separator: int, fewest:
     separated by blanks or ``separator``), as (first int64[l], second int64[l], third float64[l], lines with a
     third number), or None for anything :func:`_read_lines` does not take, or ``expected`` lines that are not
     there. Read in ``threads`` pieces (default numba's threads, one per PIECE_BYTES at most)."""
-    bounds = _pieces(data, begin, threads)
-    threads = bounds.shape[0] - 1
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    comment_bytes = np.frombuffer(comments, dtype=np.uint8).copy()
+    bounds, threads, buffer, comment_bytes = _pieces(data, begin, comments, threads)
     counts = np.zeros(threads + 1, dtype=np.int64)
     on_threads(_count_lines, threads, bounds, buffer, comment_bytes, separator, counts)
     firsts = np.cumsum(counts)
@@ -194,25 +191,23 @@ def _read_integers(thread, bounds, data, comments, separator, first_lines, first
         p += 1
 
 
-def _pieces(data: bytes, begin: int, threads: int | None) -> np.ndarray:
-    """int64[threads + 1]: the bounds of pieces of whole lines of data[begin:] (default numba's threads, one per
-    PIECE_BYTES at most)."""
-    threads = threads or max(1, min(numba.get_num_threads(), (len(data) - begin) // PIECE_BYTES))
+def _pieces(data: bytes, begin: int, comments: bytes, threads: int | None) -> tuple:
+    """(bounds int64[threads + 1] of pieces of whole lines of data[begin:], their number, the data as uint8, the
+    comment bytes as uint8): default numba's threads, one per PIECE_BYTES at most."""
+    threads = threads or threads_for(len(data) - begin, PIECE_BYTES)
     bounds = [begin]
     for thread in range(1, threads):
         cut = data.find(b"\n", max(bounds[-1], begin + (len(data) - begin) * thread // threads))
         bounds.append(len(data) if cut < 0 else cut + 1)
-    return np.array(bounds + [len(data)], dtype=np.int64)
+    return (np.array(bounds + [len(data)], dtype=np.int64), threads, np.frombuffer(data, dtype=np.uint8),
+            np.frombuffer(comments, dtype=np.uint8).copy())
 
 
 def read_integer_lines(data: bytes, begin: int, comments: bytes, separator: int, threads: int | None = None):
     """Every line of data[begin:] that does not start with a byte of ``comments`` (blank lines included, as
     lines of no numbers), all of whose numbers are integers: (line_first int64[lines + 1], values int64[tokens]),
     line i's numbers being values[line_first[i]:line_first[i + 1]]; None where a token is not an integer."""
-    bounds = _pieces(data, begin, threads)
-    threads = bounds.shape[0] - 1
-    buffer = np.frombuffer(data, dtype=np.uint8)
-    comment_bytes = np.frombuffer(comments, dtype=np.uint8).copy()
+    bounds, threads, buffer, comment_bytes = _pieces(data, begin, comments, threads)
     lines = np.zeros(threads + 1, dtype=np.int64)
     tokens = np.zeros(threads + 1, dtype=np.int64)
     on_threads(_count_tokens, threads, bounds, buffer, comment_bytes, separator, lines, tokens)

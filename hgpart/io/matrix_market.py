@@ -74,7 +74,11 @@ def matrix_entries(data: bytes, file: str) -> tuple:
     """(rows, cols, row int64[m], col int64[m], values float64[m], mirror): the entries as written (array format:
     its nonzero ones), 0-based; ``mirror`` is the sign a symmetric (1) or skew-symmetric (-1) matrix's entries
     hold mirrored above the diagonal as well, None for a general one."""
-    layout, field, symmetry = _banner(data, file)
+    return _entries(data, file, *_banner(data, file))
+
+
+def _entries(data: bytes, file: str, layout: str, field: str, symmetry: str) -> tuple:
+    """:func:`matrix_entries` of a file whose banner says ``layout``, ``field`` and ``symmetry``."""
     mirror = {"general": None, "symmetric": 1.0, "skew-symmetric": -1.0}[symmetry]
     if layout == "coordinate":
         entries = _coordinate_entries(data, field, symmetry)
@@ -85,12 +89,12 @@ def matrix_entries(data: bytes, file: str) -> tuple:
 
 def parse_matrix(data: bytes, file: str) -> "scipy.sparse.coo_matrix":
     """The matrix as COO (array format: its nonzero entries); symmetric halves are mirrored."""
-    rows, cols, row, col, values, mirror = matrix_entries(data, file)
+    layout, field, symmetry = _banner(data, file)
+    rows, cols, row, col, values, mirror = _entries(data, file, layout, field, symmetry)
     if mirror is not None:
         off = row != col
         row, col = np.concatenate([row, col[off]]), np.concatenate([col, row[off]])
         values = np.concatenate([values, mirror * values[off]])
-    field = _banner(data, file)[1]
     dtype = np.int64 if field == "integer" else np.float64
     import scipy.sparse  # slow to import, and only Matrix Market files need it
 
