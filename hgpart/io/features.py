@@ -97,6 +97,11 @@ def parse_feature_text(data: bytes, file: str, separator: bytes = b"") -> np.nda
     if ragged.size:
         raise InputError(f"this row has {counts[ragged[0]]} values, the first row {width}", file,
                          int(tokens.line_number[ragged[0]]))
+    overflow = np.flatnonzero(~np.isfinite(tokens.values))  # a number beyond float64's range, e.g. 1e309
+    if overflow.size:
+        token = int(overflow[0])
+        raise InputError(f"{tokens.values[token]} is not a finite number (out of float64's range)", file,
+                         tokens.line_of_token(token))
     return tokens.values.reshape(tokens.num_lines, width)
 
 

@@ -91,6 +91,8 @@ def _parse_number(data, p, separator):
         return p, 0.0, False, ERR_TOO_LARGE
     value = float(mantissa)
     scale = exponent - frac_digits + dropped
+    if mantissa == 0:  # zero whatever the exponent: 0 * 10 ** 309 would be 0 * inf, a NaN
+        scale = 0
     if scale > 0:
         value = value * (_POW10[scale] if scale <= 22 else 10.0 ** scale)
     elif scale < 0:

@@ -82,6 +82,7 @@ def test_stdin_is_sniffed(monkeypatch):
     ("a.csv", "1,2,3\n4,5,\n", 2, "an empty cell"),
     ("a.csv", "1,2\nnan,4\n", 2, "'nan' is not a finite number"),
     ("a.tsv", "1\t2\n3\t-inf\n", 2, "'-inf' is not a finite number"),
+    ("a.csv", "1,2\n# c\n3,-1E309\n", 3, "-inf is not a finite number (out of float64's range)"),
     ("a.tsv", "# only a comment\n", 1, "no samples"),
     ("a.mtx", "%%MatrixMarket matrix array real general\n2 1\n1\nNaN\n", 4, "'NaN' is not a finite number"),
     ("a.labels", "0\n1\nx\n", 3, "expected a number, found 'x'"),

@@ -20,6 +20,7 @@ from hgpart.io.graphs import parse_dimacs, parse_edgelist, parse_metis
 from hgpart.io.hmetis import parse_hgr
 from hgpart.io.matrix_market import _banner, _checked_entries, _coordinate_entries, parse_matrix
 from hgpart.io.partition import parse_block_ids
+from hgpart.io.tokens import tokenize
 
 from ..conftest import DATA, shared_params
 from ..naive import open_text, read_dimacs_naive, read_hgr_naive, read_metis_naive
@@ -237,6 +238,13 @@ def test_lines_on_threads_equal_the_scanners(agree, data):
 def test_lines_on_threads_never_take_what_the_scanner_refuses(case, position, insert, threads, action):
     agree, seed = case
     agree(_mutated(seed, position, insert, action), threads)
+
+
+def test_zero_with_a_huge_exponent_is_zero():
+    """0E309 is 0 (not 0 * inf, a NaN), as Python's float reads it; 1e309 overflows to inf as there."""
+    values = tokenize(b"0E309 -0e400 0.000e999 1e309 5e-2\n", "x").values
+    assert values.tolist() == [float(text) for text in ("0E309", "-0e400", "0.000e999", "1e309", "5e-2")]
+    assert str(values[1]) == "-0.0"
 
 
 def test_graph_merge_rules():
