@@ -226,8 +226,8 @@ def _best(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets
         return _cached_best_move(np.int64(v), partition, vertex_weights, block_weights, max_block_weights, k, connected,
                                  adjacent_bits, common)
     return best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                     vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, True, gain,
-                     adjacent)
+                     vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, np.bool_(True),
+                     gain, adjacent)
 
 
 @numba.njit(cache=True, inline="always")
@@ -322,10 +322,10 @@ def fm_pass(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weight
                 if locked[u] or not movable[u] or rated_at[u] == num_moves:  # once per move: the state is
                     continue                                                     # the same for all its nets
                 rated_at[u] = num_moves
-                _rate_into_heap(u, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
-                                vertex_weights, pin_counts, block_weights, max_block_weights, k, cut_objective, gain,
-                                adjacent, heap, keys, position, size, targets, connected, adjacent_nets, common,
-                                adjacent_bits)
+                _rate_into_heap(np.int64(u), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                                net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
+                                cut_objective, gain, adjacent, heap, keys, position, size, targets, connected,
+                                adjacent_nets, common, adjacent_bits)
     for i in range(num_moves - 1, best_moves - 1, -1):  # roll back to the best prefix, newest first
         _move(moved[i], sources[i], partition, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_weights,
               vertex_weights, pin_counts, block_weights, k, connected, adjacent_nets, common, adjacent_bits)

@@ -57,9 +57,9 @@ def _jet_round(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_wei
     count = 0
     for v in range(n):
         if active[v]:
-            target, g = best_move(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+            target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                                   net_weights, vertex_weights, pin_counts, block_weights, unbounded, k,
-                                  cut_objective, True, gain, adjacent)
+                                  cut_objective, np.bool_(True), gain, adjacent)
             internal = np.int64(0)
             for q in range(vertex_offsets[v], vertex_offsets[v + 1]):
                 e = incident_nets[q]
@@ -124,9 +124,9 @@ def rebalance_rounds(net_offsets, pin_vertices, vertex_offsets, incident_nets, n
         count = 0
         for v in range(n):
             if movable[v] and excess[partition[v]] > 0 and vertex_weights[v] > 0:
-                target, g = best_move(v, partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
+                target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                                       net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
-                                      cut_objective, False, gain, adjacent)
+                                      cut_objective, np.bool_(False), gain, adjacent)
                 if target >= 0:
                     targets[v] = target
                     gains[v] = g

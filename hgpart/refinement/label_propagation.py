@@ -30,7 +30,7 @@ def _rate_chunk(t, per_thread, net_offsets, pin_vertices, vertex_offsets, incide
                                                     pin_counts, k):
             target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                                   net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
-                                  cut_objective, True, gain, adjacent)
+                                  cut_objective, np.bool_(True), gain, adjacent)
             targets[v] = target
             gains[v] = g
 
@@ -68,7 +68,7 @@ def _apply(order, net_offsets, pin_vertices, vertex_offsets, incident_nets, net_
     for v in order:
         target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                               net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
-                              cut_objective, True, gain, adjacent)
+                              cut_objective, np.bool_(True), gain, adjacent)
         if target >= 0 and g > 0:
             apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets,
                        vertex_weights, pin_counts, block_weights, k)

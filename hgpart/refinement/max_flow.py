@@ -171,7 +171,8 @@ def _augment_by_distance_labels(offsets, targets, residual, reverse, source, sin
         if relabels >= n // 2:  # global relabelling; the search starts again from the source
             relabels = 0
             _exact_labels(offsets, targets, residual, reverse, np.int64(sink), label, count, queue)
-            current[:] = offsets[:-1]
+            for w in range(n):  # element by element: a slice copy makes numba compile its shape check's message
+                current[w] = offsets[w]
             depth = 0
             u = source
             continue

@@ -95,7 +95,7 @@ def _rebalance(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_wei
             if movable[v] and block_weights[partition[v]] > max_block_weights[partition[v]] and vertex_weights[v] > 0:
                 target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets,
                                       incident_nets, net_weights, vertex_weights, pin_counts, block_weights,
-                                      max_block_weights, k, cut_objective, False, gain, adjacent)
+                                      max_block_weights, k, cut_objective, np.bool_(False), gain, adjacent)
                 if target >= 0:
                     candidates[count] = v
                     scores[count] = -g / vertex_weights[v]  # least loss per unit of weight first
@@ -111,7 +111,7 @@ def _rebalance(net_offsets, pin_vertices, vertex_offsets, incident_nets, net_wei
                 continue
             target, g = best_move(np.int64(v), partition, net_offsets, pin_vertices, vertex_offsets, incident_nets,
                                   net_weights, vertex_weights, pin_counts, block_weights, max_block_weights, k,
-                                  cut_objective, False, gain, adjacent)
+                                  cut_objective, np.bool_(False), gain, adjacent)
             if target >= 0:
                 apply_move(np.int64(v), np.int64(target), partition, net_offsets, vertex_offsets, incident_nets,
                            vertex_weights, pin_counts, block_weights, k)

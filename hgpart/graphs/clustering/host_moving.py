@@ -250,7 +250,8 @@ def _rounds(offsets, neighbors, weights, zeta, two_omega, clusters, cluster_zeta
         improved, stale = _next_stale(value, best_value, stale, threshold)
         if improved:
             best_value = value
-            best[:] = clusters
+            for v in range(clusters.shape[0]):  # element by element, as max_flow's relabelling copies
+                best[v] = clusters[v]
         if stale >= stale_rounds:
             break
     return best, best_value
