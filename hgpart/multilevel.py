@@ -383,16 +383,16 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
     started = time.perf_counter()
     tiny, tiny_config = _warm_up_input(objective, flows)
     small_levels = tiny_config.coarsening
+    parallel_drivers = input_pins is None or not runs_serially(input_pins)
     if _numba_cache_is_cold():
-        _compile_beside_a_second_process(tiny, tiny_config)
+        _compile_beside_a_second_process(tiny, tiny_config, parallel_drivers)
     for used in ("cpu", "gpu") if device == "gpu" else ("cpu",):
         partition(tiny, config=tiny_config, device=used)
-    parallel_drivers = input_pins is None or not runs_serially(input_pins)
     if parallel_drivers:
         with all_parallel():
             partition(tiny, config=tiny_config, device="cpu")
     else:
-        _coarsen_in_parallel(tiny, tiny_config)
+        _coarsen_in_parallel(tiny, tiny_config, parallel_drivers=False)
     if device == "gpu":
         from .cuda.arrays import prepare_uploads
         from .generate import long_tailed
@@ -405,6 +405,30 @@ def warm_up(objective: str = "km1", device: str = "cpu", input_pins: int | None 
         if to_come is None or to_come.communities_on == DEVICE:
             detect_communities(tiny.to_device(), CommunityConfig(), "gpu")
         prepare_uploads()
+    return time.perf_counter() - started
+
+
+def warm_up_coarsening(device: str = "cpu", input_pins: int | None = None, communities: bool = True) -> float:
+    """Compile (or load from numba's cache) what ``hgpart coarsen`` runs, on :func:`warm_up`'s tiny input:
+    community detection (with ``communities``) and coarsening on ``device`` (its levels on the GPU, however
+    small, and ``long_tailed(5000)``'s hubs there), the parallel drivers that an input of ``input_pins`` pins
+    can take (:func:`_coarsen_in_parallel`); nothing of the initial partitioning or the refiners. Returns
+    seconds."""
+    from .coarsening.coarsener import coarsen
+    from .config import CommunityConfig
+    from .parallel import runs_serially
+
+    started = time.perf_counter()
+    tiny, config = _warm_up_input("km1", flows=False)
+    detect = CommunityConfig() if communities else None
+    coarsen(tiny, config.k, config.coarsening, config.epsilon, detect_communities=detect)
+    _coarsen_in_parallel(tiny, config, input_pins is None or not runs_serially(input_pins))
+    if device == "gpu":
+        from .generate import long_tailed
+
+        for hypergraph in (tiny, long_tailed(5000, seed=0)):
+            coarsen(hypergraph, config.k, config.coarsening, config.epsilon, device="gpu", host_level_max_pins=0,
+                    detect_communities=detect)
     return time.perf_counter() - started
 
 
@@ -421,10 +445,16 @@ def _warm_up_input(objective: str, flows: bool) -> tuple:
 
 
 def compile_initial_partitioning(objective: str = "km1") -> None:
-    """Compile the initial partitioning (the bisection portfolio and the refiners it calls) into numba's cache,
-    on :func:`warm_up`'s input: the share of a cold warm-up that a second process takes."""
+    """Compile the bisection portfolio (:func:`hgpart.initial.portfolio.bisect` on one thread, and the
+    refiners it calls) into numba's cache, on :func:`warm_up`'s input: the share of a cold warm-up that a
+    second process takes. The coarsening that the recursion's bisections also run is the first process's."""
+    from .initial.portfolio import bisect
+
     tiny, config = _warm_up_input(objective, flows=False)
-    initial_partition(tiny, config.k, config.epsilon, config, objective == "cut", 0)
+    bounds = np.full(2, max_block_weight(tiny.total_vertex_weight, 2, config.epsilon), dtype=np.int64)
+    free = np.full(tiny.num_vertices, -1, dtype=np.int32)
+    bisect(tiny, bounds, tiny.total_vertex_weight // 2, free, 0, config.initial, config.label_propagation, config.fm,
+           objective == "cut")
 
 
 def _numba_cache_is_cold() -> bool:
@@ -438,50 +468,69 @@ def _numba_cache_is_cold() -> bool:
         return False
 
 
-def _compile_beside_a_second_process(tiny: Hypergraph, config: PartitionConfig) -> None:
-    """A cold warm-up on two cores: a second process compiles the initial partitioning
-    (:func:`compile_initial_partitioning`) into numba's cache while this one compiles community detection,
-    coarsening and flow-based refinement, about as much work (docs/tuning.md, "Compilation and warm-up"); the
-    partitions that follow load both from the cache. Nothing on a one-core machine."""
-    if (os.cpu_count() or 1) < 2:
+_SECOND_PROCESS: list = []  # the cold warm-up's second process while it runs
+
+
+def start_compiling_the_portfolio(objective: str = "km1") -> None:
+    """Where numba's cache is cold (:func:`_numba_cache_is_cold`) and there are two cores or more, start the
+    second process of a cold warm-up (:func:`compile_initial_partitioning`) now, so that it also runs while
+    the caller reads its input; :func:`warm_up` waits for it, and a process that exits first ends it. Nothing
+    otherwise, or when it runs already."""
+    if _SECOND_PROCESS or (os.cpu_count() or 1) < 2 or not _numba_cache_is_cold():
         return
+    import atexit
     import subprocess
     import sys
-
-    from .coarsening.coarsener import coarsen
 
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
                                                                            os.environ.get("PYTHONPATH")])))
-    code = ("from hgpart.multilevel import compile_initial_partitioning; "
-            f"compile_initial_partitioning({config.objective!r})")
+    code = f"from hgpart.multilevel import compile_initial_partitioning; compile_initial_partitioning({objective!r})"
     try:
         second = subprocess.Popen([sys.executable, "-c", code], env=environment, stdin=subprocess.DEVNULL,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    except OSError:  # no second process: everything compiles here, as on a warm cache
+    except OSError:  # no second process: everything compiles in this one, as on a warm cache
+        return
+    _SECOND_PROCESS.append(second)
+    atexit.register(second.kill)  # a no-op once it has ended
+
+
+def _compile_beside_a_second_process(tiny: Hypergraph, config: PartitionConfig, parallel_drivers: bool) -> None:
+    """A cold warm-up on two cores: a second process (:func:`start_compiling_the_portfolio`, unless the caller
+    started it earlier) compiles the bisection portfolio into numba's cache while this one compiles community
+    detection, coarsening (its parallel drivers as :func:`_coarsen_in_parallel`) and flow-based refinement,
+    about as much work (docs/tuning.md, "Compilation and warm-up"); the partitions that follow load both from
+    the cache. Nothing on a one-core machine."""
+    from .coarsening.coarsener import coarsen
+
+    start_compiling_the_portfolio(config.objective)
+    if not _SECOND_PROCESS:
         return
     try:
         communities = detect_communities(tiny, config.communities, "cpu")
         coarsen(tiny, config.k, config.coarsening, config.epsilon, communities=communities.labels)
-        _coarsen_in_parallel(tiny, config, communities.labels)
+        _coarsen_in_parallel(tiny, config, parallel_drivers, communities.labels)
         if config.flows.levels != "none":
             blocks = (np.arange(tiny.num_vertices) % config.k).astype(np.int32)
             bounds = np.full(config.k, max_block_weight(tiny.total_vertex_weight, config.k, config.epsilon))
             flow_refine(tiny, blocks, config.k, bounds, config.epsilon, config.flows, config.objective == "cut")
     finally:
-        second.wait()
+        _SECOND_PROCESS.pop().wait()
 
 
-def _coarsen_in_parallel(tiny: Hypergraph, config: PartitionConfig, communities=None) -> None:
-    """Coarsen ``tiny`` with the parallel drivers (on two numba threads or more): the parallel proposals, which
-    a level takes where its rating work (the sum of its rated nets' squared sizes) reaches
-    :data:`hgpart.parallel.SERIAL_BELOW`, on coarse levels of inputs of far fewer pins too."""
+def _coarsen_in_parallel(tiny: Hypergraph, config: PartitionConfig, parallel_drivers: bool,
+                         communities=None) -> None:
+    """Coarsen ``tiny`` with the parallel drivers (on two numba threads or more): all of them where
+    ``parallel_drivers`` (an input of :data:`hgpart.parallel.SERIAL_BELOW` pins or more), else the parallel
+    proposals alone, which a level takes where its rating work (the sum of its rated nets' squared sizes)
+    reaches that bound, on coarse levels of inputs of far fewer pins too; the contraction's parallel drivers
+    take levels of that many pins, which a smaller input never has."""
     from .coarsening.coarsener import coarsen
-    from .parallel import all_parallel
+    from .parallel import PROPOSALS, all_parallel
 
     if numba.get_num_threads() < 2:
         return
-    with all_parallel():
+    with all_parallel(None if parallel_drivers else (PROPOSALS,)):
         coarsen(tiny, config.k, config.coarsening, config.epsilon, communities=communities)
 
 

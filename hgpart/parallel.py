@@ -34,29 +34,36 @@ from numba.extending import intrinsic
 
 SERIAL_BELOW = 100_000  # items (pins, vertices) under which the serial driver is faster
 SWITCH_INTERVAL = 0.0002  # seconds: the switch interval within quick_handoffs (docs/tuning.md, "GIL handoffs")
-_ALL_PARALLEL = [False]   # set by all_parallel()
+_FORCED: list = [None]    # set by all_parallel(): the drivers forced parallel (a set of names, or ALL_DRIVERS)
+ALL_DRIVERS = "all"
+PROPOSALS = "proposals"   # the coarsening's proposal rounds (hgpart.coarsening.matching)
 _HANDOFFS_LOCK = threading.Lock()
 _HANDOFFS = [0, 0.0]  # quick_handoffs blocks running now, the interval to restore after the last
 
 
-def runs_serially(work: int, below: int | None = None) -> bool:
+def runs_serially(work: int, below: int | None = None, driver: str | None = None) -> bool:
     """Whether ``work`` items go to the serial driver: fewer than ``below`` (default :data:`SERIAL_BELOW`; the
-    kernels of another algorithm may have a bound of their own) unless within :func:`all_parallel`, or a
-    one-thread caller."""
-    bound = SERIAL_BELOW if below is None else below
-    return numba.get_num_threads() == 1 or (work < bound and not _ALL_PARALLEL[0])
+    kernels of another algorithm may have a bound of their own) unless :func:`all_parallel` forces the
+    parallel drivers (all, or the one named ``driver``), or a one-thread caller."""
+    if numba.get_num_threads() == 1:
+        return True
+    forced = _FORCED[0]
+    if forced is not None and (forced == ALL_DRIVERS or driver in forced):
+        return False
+    return work < (SERIAL_BELOW if below is None else below)
 
 
 @contextmanager
-def all_parallel():
-    """Within it, work of any size takes the parallel drivers (except on one-thread callers), so that
-    :func:`hgpart.multilevel.warm_up` compiles them on a tiny input: the same results, only slower. Not for
-    concurrent use with other partitions in the same process."""
-    _ALL_PARALLEL[0] = True
+def all_parallel(drivers: tuple[str, ...] | None = None):
+    """Within it, work of any size takes the parallel drivers (except on one-thread callers): all of them, or
+    only those named in ``drivers`` (e.g. :data:`PROPOSALS`), so that :func:`hgpart.multilevel.warm_up`
+    compiles them on a tiny input: the same results, only slower. Not for concurrent use with other
+    partitions in the same process."""
+    _FORCED[0] = ALL_DRIVERS if drivers is None else frozenset(drivers)
     try:
         yield
     finally:
-        _ALL_PARALLEL[0] = False
+        _FORCED[0] = None
 
 
 def threads_for(work: int, per_thread: int) -> int:

@@ -51,7 +51,7 @@ COLD_WARM_UP = "\n".join([
     "from hgpart.initial.portfolio import _portfolio_serial",
     "from hgpart.multilevel import _compile_beside_a_second_process, _numba_cache_is_cold, _warm_up_input",
     "print(_numba_cache_is_cold())",
-    "_compile_beside_a_second_process(*_warm_up_input('km1', True))",
+    "_compile_beside_a_second_process(*_warm_up_input('km1', True), True)",
     "print(_numba_cache_is_cold(), len(_portfolio_serial.signatures))"])
 PARTITION_FROM_THE_CACHE = "\n".join([
     "from hgpart.io import read_hypergraph",

@@ -9,8 +9,8 @@ import numba
 import numpy as np
 import pytest
 
-from hgpart.parallel import (SWITCH_INTERVAL, claim_chunk, fetch_add, in_threads, load_acquire, on_threads,
-                             quick_handoffs, store_release)
+from hgpart.parallel import (PROPOSALS, SERIAL_BELOW, SWITCH_INTERVAL, all_parallel, claim_chunk, fetch_add,
+                             in_threads, load_acquire, on_threads, quick_handoffs, runs_serially, store_release)
 
 
 @numba.njit(nogil=True, cache=False)
@@ -157,3 +157,22 @@ def test_the_pools_hand_off_quickly_while_their_workers_run():
     assert seen == [pytest.approx(SWITCH_INTERVAL)] * 3
     assert in_threads(lambda job: sys.getswitchinterval(), [(1,), (2,)], 2) == [pytest.approx(SWITCH_INTERVAL)] * 2
     assert sys.getswitchinterval() > SWITCH_INTERVAL
+
+
+def test_all_parallel_forces_the_drivers_it_names_and_no_others():
+    threads = numba.get_num_threads()
+    numba.set_num_threads(2)
+    try:
+        small, large = SERIAL_BELOW - 1, SERIAL_BELOW
+        assert runs_serially(small) and runs_serially(small, driver=PROPOSALS) and not runs_serially(large)
+        with all_parallel():
+            assert not runs_serially(small) and not runs_serially(small, driver=PROPOSALS)
+        with all_parallel((PROPOSALS,)):
+            assert not runs_serially(small, driver=PROPOSALS)
+            assert runs_serially(small) and runs_serially(small, driver="another") and not runs_serially(large)
+        assert runs_serially(small, driver=PROPOSALS)
+        numba.set_num_threads(1)
+        with all_parallel():
+            assert runs_serially(large)  # a one-thread caller never takes a parallel driver
+    finally:
+        numba.set_num_threads(threads)

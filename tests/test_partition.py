@@ -101,14 +101,23 @@ def test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition():
     assert int(partitioned[1]) == partition(read_hypergraph(str(IBM01)), 8, seed=1, device="cpu").km1
 
 
+def _in_a_fresh_process(code: str):
+    """The finished run of the Python ``code`` in a new interpreter (from the repository's root); fails the
+    test where it exits with an error."""
+    import subprocess
+    import sys
+
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
+                            cwd=str(DATA.parent))
+    assert output.returncode == 0, output.stderr[-3000:]
+    return output
+
+
 @pytest.mark.gpu
 def test_gpu_warm_up_compiles_the_device_community_detection():
     """In a fresh process, ``warm_up(device="gpu")`` leaves the device's clustering kernels alone for an input
     of few vertices and nets, however many pins (the host's twin finds its communities), and compiles them for
     one whose communities the device finds, so that its first partition spends no time compiling them."""
-    import subprocess
-    import sys
-
     code = "\n".join([
         "from hgpart.multilevel import warm_up",
         "from hgpart.graphs.clustering import device_moving",
@@ -116,21 +125,17 @@ def test_gpu_warm_up_compiles_the_device_community_detection():
         "print(len(device_moving.link_kernel.overloads))",
         "warm_up(device='gpu', input_pins=600_000, input_nodes=300_000)",
         "print(len(device_moving.link_kernel.overloads))"])
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
-                            cwd=str(DATA.parent))
-    assert output.returncode == 0, output.stderr[-3000:]
+    output = _in_a_fresh_process(code)
     assert output.stdout.split() == ["0", "1"], output.stdout
 
 
 def test_warm_up_compiles_the_parallel_drivers():
     """In a fresh process, ``warm_up`` for a small input leaves the parallel drivers alone but the coarsening's
-    proposals (a coarse level's rating work can need them on any input); for a large one
+    proposals (a coarse level's rating work can need them on any input; the contraction's, which only levels
+    of as many pins as the bound take, stay uncompiled); for a large one
     (or any, without ``input_pins``), with the GPU path's pairwise-FM warm-up, it leaves every parallel driver
     of the partitioning compiled (or loaded from numba's cache), though its tiny input would only take the
     serial ones: a large input's first partition then spends no time compiling."""
-    import subprocess
-    import sys
-
     import numba
 
     if numba.config.NUMBA_NUM_THREADS < 2:
@@ -145,18 +150,38 @@ def test_warm_up_compiles_the_parallel_drivers():
         "from hgpart import Hypergraph",
         "from hgpart.multilevel import warm_up, _warm_up_pair_fm",
         "from hgpart.coarsening.matching import _propose_worker",
+        "from hgpart.coarsening.contraction import _map_pins_parallel, _net_hashes_parallel",
         "warm_up(input_pins=99_999)",
-        "print('small', len(_propose_worker.signatures))",
+        "print('small', len(_propose_worker.signatures), len(_map_pins_parallel.signatures),",
+        "      len(_net_hashes_parallel.signatures))",
         "warm_up(input_pins=100_000)",
         "rng = np.random.default_rng(1)",
         "_warm_up_pair_fm(Hypergraph.from_pin_lists([rng.choice(60, 3, replace=False) for _ in range(90)], 60))",
         f"for module, names in {drivers!r}.items():",
         "    for name in names:",
         "        print(module, name, len(getattr(importlib.import_module(module), name).signatures))"])
-    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=900,
-                            cwd=str(DATA.parent))
-    assert output.returncode == 0, output.stderr[-3000:]
+    output = _in_a_fresh_process(code)
     small, *counts = [line.split() for line in output.stdout.splitlines()]
-    assert small == ["small", "1"], output.stdout
+    assert small == ["small", "1", "0", "0"], output.stdout
     assert len(counts) == sum(len(names) for names in drivers.values())
     assert all(int(count) >= 1 for _, _, count in counts), output.stdout
+
+
+def test_the_coarsening_warm_up_compiles_coarsening_alone():
+    """In a fresh process, ``warm_up_coarsening`` (``hgpart coarsen``'s) compiles the coarsening, with the
+    parallel proposals that a coarse level of a small input can take on two threads, and nothing of the
+    initial partitioning or of the contraction's parallel drivers."""
+    import numba
+
+    code = "\n".join([
+        "from hgpart.multilevel import warm_up_coarsening",
+        "from hgpart.coarsening.contraction import _contract_serial, _map_pins_parallel",
+        "from hgpart.coarsening.matching import _propose_worker",
+        "from hgpart.initial.portfolio import _portfolio_serial",
+        "from hgpart.refinement.refiner import refine_serial",
+        "warm_up_coarsening(input_pins=99_999)",
+        "print(*(len(f.signatures) for f in (_contract_serial, _propose_worker, _map_pins_parallel,",
+        "                                    _portfolio_serial, refine_serial)))"])
+    output = _in_a_fresh_process(code)
+    proposals = "1" if numba.config.NUMBA_NUM_THREADS >= 2 else "0"
+    assert output.stdout.split() == ["1", proposals, "0", "0", "0"], output.stdout

@@ -19,7 +19,7 @@ import numba
 import numpy as np
 
 from ..hypergraph import scatter_sum
-from ..parallel import claim_chunk, on_threads, runs_serially
+from ..parallel import PROPOSALS, claim_chunk, on_threads, runs_serially
 from ..config import UNBOUNDED
 from .rules import JOIN_ROUNDS, candidate_score, join_targets, joins_on_the_pair_level, pair_roots, two_hop_pairs
 from .contraction import contract
@@ -76,8 +76,8 @@ def _propose_chunk(first, last, net_offsets, pin_vertices, vertex_offsets, incid
 def _propose_serial(net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights, fixed,
                     partner, cluster_weight, max_weight, weight_penalty, only_unmatched, rerate_only, active, proposals,
                     scores, seen, touched):
-    _propose_chunk(0, vertex_offsets.shape[0] - 1, net_offsets, pin_vertices, vertex_offsets, incident_nets,
-                   ratings, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
+    _propose_chunk(np.int64(0), vertex_offsets.shape[0] - 1, net_offsets, pin_vertices, vertex_offsets,
+                   incident_nets, ratings, vertex_weights, fixed, partner, cluster_weight, max_weight, weight_penalty,
                    only_unmatched, rerate_only, active, proposals, scores[0], seen[0], touched[0])
 
 
@@ -93,9 +93,9 @@ def _match_serial(rounds, net_offsets, pin_vertices, vertex_offsets, incident_ne
     for round_index in range(rounds):
         for v in range(n):
             active[v] = partner[v] < 0
-        _propose_chunk(0, n, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings, vertex_weights,
-                       merge_key, partner, vertex_weights, max_weight, weight_penalty, np.bool_(True), round_index > 0,
-                       active, proposals, scores[0], seen[0], touched[0])
+        _propose_chunk(np.int64(0), n, net_offsets, pin_vertices, vertex_offsets, incident_nets, ratings,
+                       vertex_weights, merge_key, partner, vertex_weights, max_weight, weight_penalty, np.bool_(True),
+                       round_index > 0, active, proposals, scores[0], seen[0], touched[0])
         paired = 0
         for v in range(n):
             target = proposals[v]
@@ -261,7 +261,7 @@ class _Proposer:
         n = hypergraph.num_vertices
         self.hypergraph, self.config = hypergraph, config
         work = max(hypergraph.num_pins, rating_work(hypergraph, config.max_rated_net_size))
-        self.threads = 1 if runs_serially(work) else max(1, min(threads, n))
+        self.threads = 1 if runs_serially(work, driver=PROPOSALS) else max(1, min(threads, n))
         self.run = _propose_serial if self.threads == 1 else _propose_parallel
         self.scores = np.zeros((self.threads, n), dtype=np.int64)
         self.seen = np.zeros((self.threads, n), dtype=np.bool_)
