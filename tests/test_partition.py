@@ -185,3 +185,17 @@ def test_the_coarsening_warm_up_compiles_coarsening_alone():
     output = _in_a_fresh_process(code)
     proposals = "1" if numba.config.NUMBA_NUM_THREADS >= 2 else "0"
     assert output.stdout.split() == ["1", proposals, "0", "0", "0"], output.stdout
+
+
+@pytest.mark.gpu
+def test_the_coarsening_warm_up_on_the_gpu_compiles_its_device_levels():
+    """``warm_up_coarsening("gpu")`` in a fresh process compiles the device's coarsening kernels (its tiny
+    input's levels on the GPU too, the hubs' kernel on ``long_tailed(5000)``) and nothing of the portfolio."""
+    code = "\n".join([
+        "from hgpart.multilevel import warm_up_coarsening",
+        "from hgpart.coarsening.gpu import contraction, heavy",
+        "from hgpart.initial.portfolio import _portfolio_serial",
+        "warm_up_coarsening('gpu', input_pins=1_000)",
+        "print(*(len(f.overloads) > 0 for f in (contraction.net_hash_kernel, heavy.heavy_rate_kernel)),",
+        "      len(_portfolio_serial.signatures))"])
+    assert _in_a_fresh_process(code).stdout.split() == ["True", "True", "0"]
