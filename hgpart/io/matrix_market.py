@@ -12,6 +12,7 @@ name the line.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..errors import InputError
@@ -186,8 +187,40 @@ def _array_positions(rows: int, cols: int, symmetry: str):
 
 
 def parse_mtx_hypergraph(data: bytes, file: str, model: str = "row-net") -> Hypergraph:
-    """Row-net model by default: rows are nets, columns are vertices (Cheng, Cho and Yoon 2015)."""
-    return Hypergraph.from_sparse(parse_matrix(data, file), model=model)
+    """Row-net model by default: rows are nets, columns are vertices (Cheng, Cho and Yoon 2015); with
+    ``column-net`` the other way round. A net's pins are the columns (rows) of its entries, explicit zeros
+    included, a (skew-)symmetric matrix's mirrored entries too: the pattern of :func:`parse_matrix`'s matrix,
+    built from the entries without it."""
+    if model not in ("row-net", "column-net"):
+        raise InputError(f"unknown hypergraph model {model!r} (row-net or column-net)")
+    rows, cols, row, col, _, mirror = matrix_entries(data, file)
+    if model == "column-net":
+        rows, cols, row, col = cols, rows, col, row
+    offsets, pins = _incidence(rows, row, col, mirror is not None)
+    return Hypergraph.from_pins(cols, offsets, pins)
+
+
+@numba.njit(cache=True, nogil=True)
+def _incidence(num_nets, nets, members, mirrored):
+    """The net-major pins of the entries (nets[i], members[i]) (int64[m] each, 0-based), with (members[i],
+    nets[i]) too for each entry off the diagonal where ``mirrored``: (offsets int64[num_nets + 1], pins int32),
+    each net's pins in entry order, repeats kept (:meth:`Hypergraph.from_pins` sorts and merges them)."""
+    offsets = np.zeros(num_nets + 1, dtype=np.int64)
+    for i in range(nets.shape[0]):
+        offsets[nets[i] + 1] += 1
+        if mirrored and nets[i] != members[i]:
+            offsets[members[i] + 1] += 1
+    for net in range(num_nets):
+        offsets[net + 1] += offsets[net]
+    place = offsets.copy()
+    pins = np.empty(offsets[num_nets], dtype=np.int32)
+    for i in range(nets.shape[0]):
+        pins[place[nets[i]]] = members[i]
+        place[nets[i]] += 1
+        if mirrored and nets[i] != members[i]:
+            pins[place[members[i]]] = nets[i]
+            place[members[i]] += 1
+    return offsets, pins
 
 
 def write_mtx(hypergraph: Hypergraph, path: str) -> None:

@@ -67,6 +67,43 @@ def test_mtx_row_net_matches_scipy(path):
     assert (hypergraph.to_sparse() != pattern).nnz == 0
     transposed = read_hypergraph(path, model="column-net")
     assert transposed.num_nets == expected.shape[1] and transposed.num_vertices == expected.shape[0]
+    assert (transposed.to_sparse() != pattern.T.tocsr()).nnz == 0
+
+
+SMALL_MATRICES = {  # explicit zeros stay pins, repeats merge, mirrors of the diagonal do not repeat it
+    "general, zeros and repeats": "%%MatrixMarket matrix coordinate real general\n3 4 6\n1 1 0\n1 1 2.5\n"
+                                  "3 4 -1\n3 2 0.0\n1 4 1\n3 4 1\n",
+    "symmetric": "%%MatrixMarket matrix coordinate integer symmetric\n4 4 4\n1 1 5\n3 1 -2\n4 3 7\n4 2 0\n",
+    "skew-symmetric pattern": "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 2\n2 1 1.5\n3 2 -1\n",
+    "symmetric pattern": "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 3\n2 1\n3 3\n3 1\n",
+    "empty rows and columns": "%%MatrixMarket matrix coordinate pattern general\n5 3 2\n2 3\n2 1\n",
+    "no entries": "%%MatrixMarket matrix coordinate real general\n2 3 0\n",
+    "array": "%%MatrixMarket matrix array real general\n2 3\n1\n0\n0\n2.5\n-1\n0\n",
+    "symmetric array": "%%MatrixMarket matrix array integer symmetric\n3 3\n1\n2\n0\n0\n4\n5\n",
+}
+
+
+@pytest.mark.parametrize("text", SMALL_MATRICES.values(), ids=SMALL_MATRICES.keys())
+@pytest.mark.parametrize("model", ["row-net", "column-net"])
+def test_mtx_hypergraph_is_the_pattern_scipy_reads(tmp_path, text, model):
+    """Each net (row, or column for column-net) holds the columns (rows) of its stored entries, explicit
+    zeros of a coordinate file included, as scipy.io.mmread reads the file."""
+    path = tmp_path / "m.mtx"
+    path.write_text(text)
+    matrix = scipy.io.mmread(str(path))
+    if sp.issparse(matrix):
+        expected = sp.csr_matrix(matrix)
+        expected.sum_duplicates()
+        expected = sp.csr_matrix((np.ones(expected.nnz, np.int8), expected.indices, expected.indptr), expected.shape)
+    else:
+        expected = sp.csr_matrix((np.asarray(matrix) != 0).astype(np.int8))
+    if model == "column-net":
+        expected = expected.T.tocsr()
+    hypergraph = read_hypergraph(str(path), model=model)
+    assert (hypergraph.num_nets, hypergraph.num_vertices) == expected.shape
+    assert nets_of(hypergraph) == [tuple(expected.indices[expected.indptr[e]:expected.indptr[e + 1]].tolist())
+                                   for e in range(expected.shape[0])]
+    assert hypergraph.net_weights.tolist() == [1] * expected.shape[0]
 
 
 @pytest.mark.parametrize("path", shared_params(".graph", ".graph.gz") + [str(DATA / "karate.graph")])
