@@ -56,7 +56,7 @@ def runs_serially(work: int, below: int | None = None, driver: str | None = None
 @contextmanager
 def all_parallel(drivers: tuple[str, ...] | None = None):
     """Within it, work of any size takes the parallel drivers (except on one-thread callers): all of them, or
-    only those named in ``drivers`` (e.g. :data:`PROPOSALS`), so that :func:`hgpart.multilevel.warm_up`
+    only those named in ``drivers`` (e.g. :data:`PROPOSALS`), so that :func:`hgpart.compilation.warm_up`
     compiles them on a tiny input: the same results, only slower. Not for concurrent use with other
     partitions in the same process."""
     _FORCED[0] = ALL_DRIVERS if drivers is None else frozenset(drivers)

@@ -7,8 +7,8 @@ alone starts its job itself. Jobs (the test of each in brackets):
 
 - ``simulator_runs`` (``test_gpu_code_in_the_simulator``): the GPU tests in numba's CUDA simulator
   (``NUMBA_ENABLE_CUDASIM=1``, with the warp intrinsics of tests/cudasim.py), in two processes of a core each;
-- ``cold_warm_up_runs`` (``test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition``): a warm-up
-  with an empty numba cache, then a partition in a fresh process from the cache it filled.
+- ``cold_warm_up_runs`` (``test_a_cold_warm_up_compiles_in_helper_processes_and_changes_no_partition``): a
+  warm-up with an empty numba cache, then a partition in a fresh process from the cache it filled.
 """
 
 from __future__ import annotations
@@ -49,9 +49,9 @@ SIMULATOR_HALVES = {
                  "tests/classification/test_gpu.py::test_gpu_neighbours_equal_the_cpu_twin"]}
 COLD_WARM_UP = "\n".join([
     "from hgpart.initial.portfolio import _portfolio_serial",
-    "from hgpart.multilevel import _compile_beside_a_second_process, _numba_cache_is_cold, _warm_up_input",
+    "from hgpart.compilation import _compile_beside_helpers, _numba_cache_is_cold, _warm_up_input",
     "print(_numba_cache_is_cold())",
-    "_compile_beside_a_second_process(*_warm_up_input('km1', True), True)",
+    "_compile_beside_helpers(*_warm_up_input('km1', True), True)",
     "print(_numba_cache_is_cold(), len(_portfolio_serial.signatures))"])
 PARTITION_FROM_THE_CACHE = "\n".join([
     "from hgpart.io import read_hypergraph",
@@ -96,7 +96,7 @@ def cold_warm_up_runs() -> list[tuple[int, str]]:
 
 
 JOBS = {"test_gpu_code_in_the_simulator": simulator_runs,
-        "test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition": cold_warm_up_runs}
+        "test_a_cold_warm_up_compiles_in_helper_processes_and_changes_no_partition": cold_warm_up_runs}
 
 
 def start(test: str) -> None:

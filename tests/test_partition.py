@@ -84,17 +84,21 @@ def test_k1_and_presets():
         make_config(2, preset="slow")
 
 
-def test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition():
+def test_a_cold_warm_up_compiles_in_helper_processes_and_changes_no_partition():
     """With an empty numba cache (a fresh process, ``NUMBA_CACHE_DIR`` an empty folder) the warm-up sees the
-    cache cold and a second process compiles the initial partitioning into it (this process never compiles
-    the portfolio, yet the cache holds it afterwards); a partition in the next process, from that cache,
-    equals the one computed here. The processes start once the tests are collected (tests/background.py)."""
-    from hgpart.multilevel import compile_initial_partitioning
+    cache cold and helper processes compile the bisection portfolio into it (this process never compiles the
+    portfolio, yet the cache holds it afterwards); a partition in the next process, from that cache, equals
+    the one computed here. The processes start once the tests are collected (tests/background.py)."""
+    from hgpart.compilation import HELPER_SHARES, compile_share
 
     from . import background
 
-    compile_initial_partitioning("km1")  # the second process's share, in this process: it must simply run
-    warm_up, partitioned = background.result("test_a_cold_warm_up_compiles_in_two_processes_and_changes_no_partition")
+    for share in HELPER_SHARES:  # each helper's share, in this process: it must simply run
+        compile_share(share, "km1")
+    with pytest.raises(ValueError, match="unknown share"):
+        compile_share("everything")
+    warm_up, partitioned = background.result(
+        "test_a_cold_warm_up_compiles_in_helper_processes_and_changes_no_partition")
     for status, output in (warm_up, partitioned):
         assert status == 0, output[-3000:]
     assert warm_up[1].split() == ["True", "False", "0"], warm_up[1]
@@ -119,7 +123,7 @@ def test_gpu_warm_up_compiles_the_device_community_detection():
     of few vertices and nets, however many pins (the host's twin finds its communities), and compiles them for
     one whose communities the device finds, so that its first partition spends no time compiling them."""
     code = "\n".join([
-        "from hgpart.multilevel import warm_up",
+        "from hgpart.compilation import warm_up",
         "from hgpart.graphs.clustering import device_moving",
         "warm_up(device='gpu', input_pins=600_000, input_nodes=30_000)",
         "print(len(device_moving.link_kernel.overloads))",
@@ -148,7 +152,7 @@ def test_warm_up_compiles_the_parallel_drivers():
     code = "\n".join([
         "import importlib, numpy as np",
         "from hgpart import Hypergraph",
-        "from hgpart.multilevel import warm_up, _warm_up_pair_fm",
+        "from hgpart.compilation import warm_up, _warm_up_pair_fm",
         "from hgpart.coarsening.matching import _propose_worker",
         "from hgpart.coarsening.contraction import _map_pins_parallel, _net_hashes_parallel",
         "warm_up(input_pins=99_999)",
@@ -174,7 +178,7 @@ def test_the_coarsening_warm_up_compiles_coarsening_alone():
     import numba
 
     code = "\n".join([
-        "from hgpart.multilevel import warm_up_coarsening",
+        "from hgpart.compilation import warm_up_coarsening",
         "from hgpart.coarsening.contraction import _contract_serial, _map_pins_parallel",
         "from hgpart.coarsening.matching import _propose_worker",
         "from hgpart.initial.portfolio import _portfolio_serial",
@@ -192,7 +196,7 @@ def test_the_coarsening_warm_up_on_the_gpu_compiles_its_device_levels():
     """``warm_up_coarsening("gpu")`` in a fresh process compiles the device's coarsening kernels (its tiny
     input's levels on the GPU too, the hubs' kernel on ``long_tailed(5000)``) and nothing of the portfolio."""
     code = "\n".join([
-        "from hgpart.multilevel import warm_up_coarsening",
+        "from hgpart.compilation import warm_up_coarsening",
         "from hgpart.coarsening.gpu import contraction, heavy",
         "from hgpart.initial.portfolio import _portfolio_serial",
         "warm_up_coarsening('gpu', input_pins=1_000)",

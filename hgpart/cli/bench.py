@@ -97,7 +97,7 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     from ..bench.runner import cell_table, comparison, phase_shares, run_bench
     from ..bench.runner import suite as suite_files
     from ..config import make_config
-    from ..multilevel import warm_up
+    from ..compilation import warm_up
 
     ks = int_list(k_list)
     peer_list = [] if peers.strip() == "none" else [p.strip() for p in peers.split(",") if p.strip()]

@@ -35,7 +35,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     from ..io import read_fixed, read_hypergraph, strip_gz, write_partition
     from ..config import make_config
     from ..multilevel import partition as run_partition
-    from ..multilevel import start_compiling_the_portfolio, warm_up
+    from ..compilation import start_compile_helpers, warm_up
     from ..policy import auto_path
 
     config = with_communities(make_config(k, epsilon, objective, seed, preset,
@@ -43,7 +43,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True,
                                                     output=output)
-    start_compiling_the_portfolio(objective)  # the first command after an install: beside the reading too
+    start_compile_helpers(objective)  # the first command after an install: beside the reading too
     started = time.perf_counter()
     hypergraph = read_hypergraph(file, file_format, model)
     fixed = read_fixed(fixed_file, hypergraph.num_vertices, k) if fixed_file else None
@@ -92,7 +92,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, communities, rating, max_
     from ..coarsening import coarsen as run_coarsen
     from ..config import CommunityConfig, choose_communities
     from ..io import read_hypergraph, write_hypergraph, write_partition
-    from ..multilevel import warm_up_coarsening
+    from ..compilation import warm_up_coarsening
 
     reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
     hypergraph = read_hypergraph(file, file_format, model)

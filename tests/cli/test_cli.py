@@ -253,12 +253,12 @@ def test_bench_device_auto_runs_each_input_where_auto_puts_it(monkeypatch):
     """bench --device auto on a GPU machine: one hgpart column (no CPU path beside it), each run on the path
     auto picks for its input, recorded per run."""
     import hgpart.bench.report
+    import hgpart.compilation
     import hgpart.device
-    import hgpart.multilevel
 
     monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)
     monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
-    monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda *args, **kwargs: 0.0)
+    monkeypatch.setattr(hgpart.compilation, "warm_up", lambda *args, **kwargs: 0.0)
     monkeypatch.setattr(hgpart.bench.report, "device_name", lambda device: f"{device} device")
     result = run("bench", SAT, "-k", "2", "--peers", "none", "--preset", "fast", "--json")
     assert result.exit_code == 0, result.output
@@ -367,6 +367,7 @@ def test_coarsen_on_the_gpu_writes_the_cpus_levels(tmp_path):
 
 def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
     """--device gpu: one line; auto: a note, then the CPU path (the summary says so)."""
+    import hgpart.compilation
     import hgpart.device
     import hgpart.multilevel
     import hgpart.policy
@@ -383,7 +384,7 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
 
     monkeypatch.setattr(hgpart.device, "gpu_available", lambda: True)
     monkeypatch.setattr(hgpart.device, "cupy_available", lambda: True)
-    monkeypatch.setattr(hgpart.multilevel, "warm_up", lambda *args, **kwargs: 0.0)
+    monkeypatch.setattr(hgpart.compilation, "warm_up", lambda *args, **kwargs: 0.0)
     monkeypatch.setattr(hgpart.multilevel, "_v_cycles", exhausted)
     on_the_gpu = lambda pins, config: ("gpu", "auto: the GPU path")  # noqa: E731 - ibm01 is below the bound
     monkeypatch.setattr(hgpart.multilevel, "auto_path", on_the_gpu)
