@@ -167,13 +167,14 @@ def start_compile_helpers(objective: str = "km1") -> None:
     import subprocess
     import sys
 
+    # the helpers import this very package, whatever their working directory holds (`python -c` puts it first on
+    # the path, and a source tree there would be another package, whose code numba caches under its own paths)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    environment = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [package_root,
-                                                                           os.environ.get("PYTHONPATH")])))
     for share in HELPER_SHARES[:_cores() - 1]:
-        code = f"from hgpart.compilation import compile_share; compile_share({share!r}, {objective!r})"
+        code = (f"import sys; sys.path.insert(0, {package_root!r}); from hgpart.compilation import compile_share; "
+                f"compile_share({share!r}, {objective!r})")
         try:
-            helper = subprocess.Popen([sys.executable, "-c", code], env=environment, stdin=subprocess.DEVNULL,
+            helper = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.DEVNULL,
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         except OSError:  # no helper: its share compiles in this process, as on a warm cache
             break

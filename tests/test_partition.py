@@ -203,3 +203,40 @@ def test_the_coarsening_warm_up_on_the_gpu_compiles_its_device_levels():
         "print(*(len(f.overloads) > 0 for f in (contraction.net_hash_kernel, heavy.heavy_rate_kernel)),",
         "      len(_portfolio_serial.signatures))"])
     assert _in_a_fresh_process(code).stdout.split() == ["True", "True", "0"]
+
+
+def test_helpers_import_this_package_whatever_their_working_directory(monkeypatch, tmp_path):
+    """A cold warm-up's helper runs ``python -c``, which puts its working directory first on the path: a
+    source tree there (another ``hgpart``, e.g. the clone an installed package came from) must not be the
+    package it compiles, or numba caches its code under that tree's paths and this process compiles it
+    again."""
+    import subprocess
+    import sys
+
+    import hgpart
+    from hgpart import compilation
+
+    commands = []
+
+    class Recorded:
+        def __init__(self, command, **_):
+            commands.append(command)
+
+        def kill(self):
+            pass
+
+    monkeypatch.setattr(compilation, "_numba_cache_is_cold", lambda: True)
+    monkeypatch.setattr(compilation, "_cores", lambda: 2)
+    real_popen = subprocess.Popen
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
+    monkeypatch.setattr(compilation, "_HELPERS", {})
+    compilation.start_compile_helpers("km1")
+    monkeypatch.setattr(subprocess, "Popen", real_popen)
+    assert len(commands) == 1 and commands[0][:2] == [sys.executable, "-c"]
+    (tmp_path / "hgpart").mkdir()
+    (tmp_path / "hgpart" / "__init__.py").write_text("raise ImportError('another hgpart')\n")
+    code = commands[0][2].split("compile_share(", 1)[0] + "\nprint(sys.modules['hgpart'].__file__)"
+    imported = subprocess.run([sys.executable, "-c", code], cwd=str(tmp_path),
+                              capture_output=True, text=True, timeout=300)
+    assert imported.returncode == 0, imported.stderr[-2000:]
+    assert imported.stdout.strip() == hgpart.__file__
