@@ -41,6 +41,17 @@ _HANDOFFS_LOCK = threading.Lock()
 _HANDOFFS = [0, 0.0]  # quick_handoffs blocks running now, the interval to restore after the last
 
 
+def let_idle_threads_sleep() -> None:
+    """Have numba's OpenMP threads sleep between parallel loops (``OMP_WAIT_POLICY=PASSIVE``) instead of spinning
+    for a while first, unless the user set the variable. For the partitioning commands: their own helper threads
+    (:func:`on_threads`, the initial partitioning's recursion) and the serial steps between parallel loops need
+    the cores that spinning threads would hold. OpenMP reads the variable when numba starts its threads, so it
+    counts only before then (the commands call it before setting the thread count). The graph commands keep
+    OpenMP's default: their parallel loops follow one another closely, and on small graphs sleeping threads
+    took longer to wake than the loops ran (docs/tuning.md, "OpenMP's idle threads sleep while partitioning")."""
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
 def runs_serially(work: int, below: int | None = None, driver: str | None = None) -> bool:
     """Whether ``work`` items go to the serial driver: fewer than ``below`` (default :data:`SERIAL_BELOW`; the
     kernels of another algorithm may have a bound of their own) unless :func:`all_parallel` forces the

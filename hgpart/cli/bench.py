@@ -109,7 +109,8 @@ def bench_partition(files, suite, k_list, epsilon, objective, preset, device, pe
     paths = list(files) or suite_files(suite or "default")
     if not paths:
         raise InputError("no instances: give FILES, or --suite small (data/) or shared (../shared/data)")
-    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True,
+                                                    partitions=True)
     jit_seconds = warm_up(objective, device_used, flows=make_config(2, preset=preset).flows.levels != "none")
     variants = {("hgpart" if index == 0 else f"hgpart:{name}"): coarsening_config(name, max_rated_net_size)
                 for index, name in enumerate(part.strip() for part in rating.split(","))}
@@ -306,7 +307,8 @@ def bench_coarsen(files, classes, n, synthetic_n, k, device, repeat, gpu_repeat,
     from ..bench.coarsening import PAPER_TABLE_III, run_coarsen_bench
     from ..bench.report import save_report
 
-    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True,
+                                                    partitions=True)
     devices = ["cpu"] + (["gpu"] if device_used == "gpu" else [])
     instances = [(path, None) for path in files] or [
         (name, synthetic_n if name == "synthetic" else n) for name in (c.strip() for c in classes.split(","))]

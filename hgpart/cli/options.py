@@ -184,14 +184,18 @@ def command_line() -> str:
 
 # ------------------------------------------------------------------------------------- job start
 def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_implemented: bool = False,
-              output: str | None = None):
+              output: str | None = None, partitions: bool = False):
     """Refuse ``-o -`` (``output``) with --json, set the thread count and pick the device; returns (reporter,
-    device used, threads)."""
+    device used, threads). A command that ``partitions`` lets numba's idle threads sleep first
+    (:func:`hgpart.parallel.let_idle_threads_sleep`)."""
     from ..device import resolve_device
+    from ..parallel import let_idle_threads_sleep
 
     if output == "-" and as_json:
         raise InputError("--json and -o - would both write to stdout; give -o a file")
 
+    if partitions:
+        let_idle_threads_sleep()
     reporter = Reporter(quiet or as_json)
     used_threads = set_threads(threads)
     device_used, note = resolve_device(device, gpu_implemented)

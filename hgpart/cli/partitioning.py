@@ -42,7 +42,7 @@ def partition(file, k, epsilon, objective, seed, device, preset, fixed_file, out
                                           coarsening=coarsening_config(rating, max_rated_net_size)), communities)
     output = output or ("-" if file == "-" else f"{strip_gz(file)}.part.{k}")
     reporter, device_used, used_threads = start_job(device, threads, quiet, as_json, gpu_implemented=True,
-                                                    output=output)
+                                                    output=output, partitions=True)
     start_compile_helpers(objective)  # the first command after an install: beside the reading too
     started = time.perf_counter()
     hypergraph = read_hypergraph(file, file_format, model)
@@ -94,7 +94,7 @@ def coarsen(file, levels, k, epsilon, device, out_dir, communities, rating, max_
     from ..io import read_hypergraph, write_hypergraph, write_partition
     from ..compilation import warm_up_coarsening
 
-    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True)
+    reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True, partitions=True)
     hypergraph = read_hypergraph(file, file_format, model)
     config = coarsening_config(rating, max_rated_net_size)
     detect = choose_communities(CommunityConfig(), communities)

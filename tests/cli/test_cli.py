@@ -401,3 +401,40 @@ def test_partition_out_of_gpu_memory(monkeypatch, tmp_path):
     assert "ran out of memory" in result.stderr and "ran on the CPU" in result.stderr
     monkeypatch.setattr("hgpart.cuda.arrays.free_device_bytes", lambda: 1000)  # Phi alone does not fit
     assert_one_line_error(run("partition", IBM01, "-k", 2, "--device", "gpu", "-o", output), "GB free")
+
+
+@pytest.mark.parametrize("command, user, sleeps", [
+    ("partition", None, "PASSIVE"), ("coarsen", None, "PASSIVE"), ("partition", "ACTIVE", "ACTIVE"),
+    ("triangles", None, None), ("cluster", None, None)])
+def test_partitioning_commands_let_openmp_threads_sleep_before_numba_starts_them(tmp_path, command, user, sleeps):
+    """partition and coarsen set OMP_WAIT_POLICY=PASSIVE (unless the user set it) before numba starts its threads,
+    when OpenMP reads it; the graph commands leave OpenMP's default. A missing input ends each command right
+    after its start."""
+    import subprocess
+    import sys
+
+    code = f"""
+import os, sys
+import numba.np.ufunc.parallel as layer
+import hgpart.parallel as parallel
+from hgpart.cli import main
+started = []
+real = parallel.let_idle_threads_sleep
+def spy():
+    started.append(layer._is_initialized)
+    real()
+parallel.let_idle_threads_sleep = spy
+sys.argv = ["hgpart", "{command}", {str(tmp_path / "missing")!r}] + (["-k", "2"] if "{command}" == "partition" else [])
+try:
+    main()
+except SystemExit:
+    pass
+print(started, os.environ.get("OMP_WAIT_POLICY"), layer._is_initialized)
+"""
+    env = {name: value for name, value in os.environ.items() if name != "OMP_WAIT_POLICY"}
+    if user is not None:
+        env["OMP_WAIT_POLICY"] = user
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert "missing" in done.stderr  # the command ran as far as reading its input
+    expected = f"{[False] if command in ('partition', 'coarsen') else []} {sleeps} True"
+    assert done.stdout.strip().splitlines()[-1] == expected
