@@ -4,6 +4,11 @@
 Pins are mapped and merged, nets left with fewer than two pins are dropped (they can never be cut),
 identical nets are merged with their weights added, and vertex weights add up. None of this changes
 the km1 or cut of any partition projected through f.
+
+Small levels (and the initial partitioning's bisections, on one numba thread each) contract in one njit call
+(:func:`_contract_serial`); large levels on numba's threads (:func:`_contract_on_threads`), every pass over the
+pins split among them, identical nets found bucket by bucket of their hashes and the incidence transposed per
+range of nets, with the same result array for array.
 """
 
 from __future__ import annotations
@@ -11,9 +16,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from ..hypergraph import Hypergraph, _sort_dedup_segments, scatter_sum, sort_dedup_segments_parallel, transpose_csr
-from ..parallel import pick, runs_serially
-from ..sorting import radix_argsort
+from ..hypergraph import (SEGMENT_CHUNK, Hypergraph, _copy_distinct_range, _sort_count_range, _sort_dedup_segments,
+                          scatter_sum, transpose_csr)
+from ..parallel import claim_chunk, on_threads, runs_serially
+from ..sorting import SHORT, radix_argsort
+
+BUCKET_NETS = 32  # nets per hash bucket, on average, when the threads group identical nets bucket by bucket
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
@@ -23,12 +31,18 @@ def _map_pins_range(pin_vertices, cluster, mapped, first, last):
 
 
 @numba.njit(cache=True, nogil=True, inline="always")
+def _net_hash(pins, first, last):
+    """FNV-1a of the pins ``pins[first:last]`` and their number (uint64)."""
+    h = np.uint64(14695981039346656037)
+    for p in range(first, last):
+        h = (h ^ np.uint64(pins[p])) * np.uint64(1099511628211)
+    return h ^ np.uint64(last - first)
+
+
+@numba.njit(cache=True, nogil=True, inline="always")
 def _net_hashes_range(offsets, pins, hashes, first, last):
     for e in range(first, last):
-        h = np.uint64(14695981039346656037)
-        for p in range(offsets[e], offsets[e + 1]):
-            h = (h ^ np.uint64(pins[p])) * np.uint64(1099511628211)
-        hashes[e] = h ^ np.uint64(offsets[e + 1] - offsets[e])
+        hashes[e] = _net_hash(pins, offsets[e], offsets[e + 1])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -38,28 +52,10 @@ def _map_pins_serial(pin_vertices, cluster):
     return mapped
 
 
-@numba.njit(cache=True, parallel=True)
-def _map_pins_parallel(pin_vertices, cluster):
-    mapped = np.empty(pin_vertices.shape[0], dtype=np.int32)
-    chunk = 4096
-    for c in numba.prange((pin_vertices.shape[0] + chunk - 1) // chunk):
-        _map_pins_range(pin_vertices, cluster, mapped, c * chunk, min((c + 1) * chunk, pin_vertices.shape[0]))
-    return mapped
-
-
 @numba.njit(cache=True, nogil=True)
 def _net_hashes_serial(offsets, pins):
     hashes = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
     _net_hashes_range(offsets, pins, hashes, 0, hashes.shape[0])
-    return hashes
-
-
-@numba.njit(cache=True, parallel=True)
-def _net_hashes_parallel(offsets, pins):
-    hashes = np.empty(offsets.shape[0] - 1, dtype=np.uint64)
-    chunk = 1024
-    for c in numba.prange((hashes.shape[0] + chunk - 1) // chunk):
-        _net_hashes_range(offsets, pins, hashes, c * chunk, min((c + 1) * chunk, hashes.shape[0]))
     return hashes
 
 
@@ -71,18 +67,14 @@ def _stable_order(hashes):
 
 
 @numba.njit(cache=True, nogil=True)
-def _merge_identical(offsets, pins, weights, order, hashes):
-    """Walk nets sorted by hash; a net equal to an earlier kept one adds its weight there.
-
-    Returns keep (bool[m]) and the merged weights; kept nets keep their relative order.
-    """
-    m = offsets.shape[0] - 1
-    keep = np.ones(m, dtype=np.bool_)
-    merged = weights.copy()
-    i = 0
-    while i < m:
+def _merge_sorted(order, first, last, hashes, offsets, pins, keep, merged):
+    """Merge the identical nets among ``order[first:last]`` (nets sorted by hash, equal hashes in id order): of
+    each set of identical nets the first in id order keeps ``keep`` and gets the others' ``merged`` weights
+    added, the others' ``keep`` is cleared. Nets with ``keep`` already False are not compared with."""
+    i = first
+    while i < last:
         j = i
-        while j < m and hashes[order[j]] == hashes[order[i]]:
+        while j < last and hashes[order[j]] == hashes[order[i]]:
             j += 1
         # nets order[i:j] share a hash: compare each with the kept ones before it
         for a in range(i, j):
@@ -100,12 +92,22 @@ def _merge_identical(offsets, pins, weights, order, hashes):
                         same = False
                         break
                 if same:
-                    first, second = (f, e) if f < e else (e, f)
-                    keep[second] = False
-                    keep[first] = True
-                    merged[first] += merged[second]
+                    keep[e] = False
+                    merged[f] += merged[e]
                     break
         i = j
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge_identical(offsets, pins, weights, order, hashes):
+    """Walk nets sorted by hash (:func:`_merge_sorted`); a net equal to an earlier kept one adds its weight there.
+
+    Returns keep (bool[m]) and the merged weights; kept nets keep their relative order.
+    """
+    m = offsets.shape[0] - 1
+    keep = np.ones(m, dtype=np.bool_)
+    merged = weights.copy()
+    _merge_sorted(order, 0, m, hashes, offsets, pins, keep, merged)
     return keep, merged
 
 
@@ -159,8 +161,188 @@ def _contract_serial(net_offsets, pin_vertices, net_weights, vertex_weights, clu
                                num_clusters)
 
 
+@numba.njit(cache=True, nogil=True)
+def _map_sort_count_worker(t, taken, offsets, pin_vertices, cluster, work, counts):
+    """Thread t of :func:`_contract_on_threads`: for chunks of ``SEGMENT_CHUNK`` nets from the shared counter
+    ``taken``, each net's pins mapped by ``cluster`` into ``work`` and sorted there; counts[e + 1] = net e's
+    distinct ones."""
+    while True:
+        first, last = claim_chunk(taken, SEGMENT_CHUNK, offsets.shape[0] - 1)
+        if first == last:
+            break
+        for p in range(offsets[first], offsets[last]):
+            work[p] = cluster[pin_vertices[p]]
+        _sort_count_range(offsets, work, counts, first, last)
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_hash_worker(t, taken, offsets, work, distinct_offsets, distinct, bits, hashes, buckets):
+    """Thread t of :func:`_contract_on_threads`, as :func:`_map_sort_count_worker`: each net's distinct pins
+    into ``distinct`` at ``distinct_offsets``, and for a net of at least two of them its hash and its bucket
+    (the hash's top ``bits`` bits); bucket -1 for a net that is dropped."""
+    while True:
+        first, last = claim_chunk(taken, SEGMENT_CHUNK, offsets.shape[0] - 1)
+        if first == last:
+            break
+        _copy_distinct_range(offsets, work, distinct_offsets, distinct, first, last)
+        for e in range(first, last):
+            begin, end = distinct_offsets[e], distinct_offsets[e + 1]
+            if end - begin < 2:
+                hashes[e], buckets[e] = 0, -1
+                continue
+            h = _net_hash(distinct, begin, end)
+            hashes[e] = h
+            buckets[e] = np.int64(h >> np.uint64(64 - bits)) if bits > 0 else 0
+
+
+@numba.njit(cache=True, nogil=True)
+def _bucket_members(buckets, num_buckets):
+    """The nets of each bucket (bucket -1: none), in id order: (offsets int64[num_buckets + 1], nets int64[])."""
+    offsets = np.zeros(num_buckets + 1, dtype=np.int64)
+    for e in range(buckets.shape[0]):
+        if buckets[e] >= 0:
+            offsets[buckets[e] + 1] += 1
+    for b in range(num_buckets):
+        offsets[b + 1] += offsets[b]
+    members = np.empty(offsets[num_buckets], dtype=np.int64)
+    cursor = offsets[:-1].copy()
+    for e in range(buckets.shape[0]):
+        b = buckets[e]
+        if b >= 0:
+            members[cursor[b]] = e
+            cursor[b] += 1
+    return offsets, members
+
+
+@numba.njit(cache=True, nogil=True)
+def _order_by_hash(members, begin, end, hashes):
+    """Sort the nets ``members[begin:end]`` (in id order) by hash, stably: by insertion up to ``SHORT`` of them,
+    else by :func:`hgpart.sorting.radix_argsort`."""
+    if end - begin <= SHORT:
+        for p in range(begin + 1, end):
+            e = members[p]
+            key = hashes[e]
+            q = p
+            while q > begin and hashes[members[q - 1]] > key:
+                members[q] = members[q - 1]
+                q -= 1
+            members[q] = e
+        return
+    size = end - begin
+    digits = np.empty(size, dtype=np.uint64)
+    nets = np.empty(size, dtype=np.int64)
+    for i in range(size):
+        nets[i] = members[begin + i]
+        digits[i] = hashes[nets[i]]
+    order = radix_argsort(digits)
+    for i in range(size):
+        members[begin + i] = nets[order[i]]
+
+
+@numba.njit(cache=True, nogil=True)
+def _merge_buckets_worker(t, taken, bucket_offsets, members, hashes, offsets, pins, keep, merged):
+    """Thread t of :func:`_contract_on_threads`: buckets of nets from the shared counter ``taken``, 64 at a time,
+    each ordered by hash and its identical nets merged (:func:`_merge_sorted`). Identical nets share a hash, so a
+    bucket; a thread writes ``keep`` and ``merged`` of its buckets' nets only."""
+    while True:
+        first, last = claim_chunk(taken, 64, bucket_offsets.shape[0] - 1)
+        if first == last:
+            break
+        for b in range(first, last):
+            begin, end = bucket_offsets[b], bucket_offsets[b + 1]
+            if end - begin >= 2:
+                _order_by_hash(members, begin, end, hashes)
+                _merge_sorted(members, begin, end, hashes, offsets, pins, keep, merged)
+
+
+@numba.njit(cache=True, nogil=True)
+def _copy_count_worker(t, firsts, kept, distinct_offsets, distinct, kept_offsets, kept_pins, counts):
+    """Thread t of :func:`_contract_on_threads`: the kept nets firsts[t]..firsts[t + 1] - 1 (kept[i] is kept net
+    i's old id) copied into ``kept_pins``, and counts[t, v] = their pins on vertex v."""
+    for i in range(firsts[t], firsts[t + 1]):
+        q = kept_offsets[i]
+        e = kept[i]
+        for p in range(distinct_offsets[e], distinct_offsets[e + 1]):
+            v = distinct[p]
+            kept_pins[q] = v
+            q += 1
+            counts[t, v] += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _incidence_offsets(counts):
+    """From counts[t, v] (:func:`_copy_count_worker`), each vertex's offsets in the transposed incidence
+    (int64[n + 1]); counts[t, v] becomes where thread t writes its first net on v: after the nets of the
+    threads before it, so that each vertex's nets come in id order."""
+    chunks, n = counts.shape
+    offsets = np.empty(n + 1, dtype=np.int64)
+    running = 0
+    for v in range(n):
+        offsets[v] = running
+        for t in range(chunks):
+            count = counts[t, v]
+            counts[t, v] = running
+            running += count
+    offsets[n] = running
+    return offsets
+
+
+@numba.njit(cache=True, nogil=True)
+def _scatter_incidence_worker(t, firsts, kept_offsets, kept_pins, cursors, incident_nets):
+    """Thread t of :func:`_contract_on_threads`: its kept nets into each of their vertices' incident nets."""
+    for i in range(firsts[t], firsts[t + 1]):
+        for p in range(kept_offsets[i], kept_offsets[i + 1]):
+            v = kept_pins[p]
+            incident_nets[cursors[t, v]] = i
+            cursors[t, v] += 1
+
+
+def _contract_on_threads(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> Hypergraph:
+    """:func:`contract` for large levels, every pass over the pins on numba's threads
+    (:func:`hgpart.parallel.on_threads`): pins mapped, sorted and counted per net; copied without repeats and
+    hashed; identical nets merged bucket by bucket (a bucket: the nets whose hashes share their top bits, about
+    ``BUCKET_NETS`` of them); the kept nets copied and their pins counted per vertex in contiguous ranges of
+    nets, one per thread; the incidence transposed from those counts. The passes in between are over nets or
+    vertices. The same arrays as :func:`_contract_serial`."""
+    threads = numba.get_num_threads()
+    offsets, m = hypergraph.net_offsets, hypergraph.num_nets
+    work = np.empty(hypergraph.num_pins, dtype=np.int32)
+    counts = np.zeros(m + 1, dtype=np.int64)
+    on_threads(_map_sort_count_worker, threads, np.zeros(1, dtype=np.int64), offsets, hypergraph.pin_vertices,
+               cluster, work, counts)
+    distinct_offsets = np.cumsum(counts)
+    distinct = np.empty(int(distinct_offsets[-1]), dtype=np.int32)
+    bits = (m // BUCKET_NETS).bit_length()
+    hashes = np.empty(m, dtype=np.uint64)
+    buckets = np.empty(m, dtype=np.int64)
+    on_threads(_copy_hash_worker, threads, np.zeros(1, dtype=np.int64), offsets, work, distinct_offsets, distinct,
+               bits, hashes, buckets)
+    bucket_offsets, members = _bucket_members(buckets, 1 << bits)
+    keep = buckets >= 0
+    merged = hypergraph.net_weights.copy()
+    on_threads(_merge_buckets_worker, threads, np.zeros(1, dtype=np.int64), bucket_offsets, members, hashes,
+               distinct_offsets, distinct, keep, merged)
+    kept = np.flatnonzero(keep)
+    kept_offsets = np.zeros(kept.shape[0] + 1, dtype=np.int64)
+    np.cumsum(np.diff(distinct_offsets)[kept], out=kept_offsets[1:])
+    num_pins = int(kept_offsets[-1])
+    chunks = max(1, min(threads, num_pins // max(num_clusters, 1)))  # counts of chunks x vertices: at most the pins
+    firsts = np.searchsorted(kept_offsets, np.arange(chunks + 1) * (num_pins / chunks)).astype(np.int64)
+    firsts[0], firsts[chunks] = 0, kept.shape[0]
+    kept_pins = np.empty(num_pins, dtype=np.int32)
+    vertex_counts = np.zeros((chunks, num_clusters), dtype=np.int64)
+    on_threads(_copy_count_worker, chunks, firsts, kept, distinct_offsets, distinct, kept_offsets, kept_pins,
+               vertex_counts)
+    vertex_offsets = _incidence_offsets(vertex_counts)
+    incident_nets = np.empty(num_pins, dtype=np.int32)
+    on_threads(_scatter_incidence_worker, chunks, firsts, kept_offsets, kept_pins, vertex_counts, incident_nets)
+    return Hypergraph(kept_offsets, kept_pins, vertex_offsets, incident_nets,
+                      scatter_sum(cluster, hypergraph.vertex_weights, num_clusters), merged[kept])
+
+
 def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> Hypergraph:
-    """The coarse hypergraph of the map ``cluster`` (int32[n] -> [0, num_clusters)).
+    """The coarse hypergraph of the map ``cluster`` (int32[n] -> [0, num_clusters)): in one njit call for a level
+    that :func:`hgpart.parallel.runs_serially`, else on numba's threads (:func:`_contract_on_threads`).
 
     Returns
     -------
@@ -171,9 +353,4 @@ def contract(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> 
     if runs_serially(hypergraph.num_pins):
         return Hypergraph(*_contract_serial(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
                                             hypergraph.vertex_weights, cluster, num_clusters))
-    mapped = _map_pins_parallel(hypergraph.pin_vertices, cluster)
-    offsets, pins, weights = _contract_nets(*sort_dedup_segments_parallel(hypergraph.net_offsets, mapped),
-                                            hypergraph.net_weights)
-    hashes = pick(pins.shape[0], _net_hashes_serial, _net_hashes_parallel)(offsets, pins)
-    return Hypergraph(*_finish_contraction(offsets, pins, weights, hashes, _stable_order(hashes), cluster,
-                                           hypergraph.vertex_weights, num_clusters))
+    return _contract_on_threads(hypergraph, cluster, num_clusters)

@@ -15,7 +15,7 @@ from hgpart.coarsening.matching import compute_clustering, map_level, two_hop_pa
 from hgpart.coarsening.rules import join_targets
 from hgpart.coarsening.similarity import similarity
 from hgpart.config import CoarseningConfig
-from hgpart.hypergraph import _sort_dedup_segments, sort_dedup_segments_parallel
+from hgpart.hypergraph import ARRAYS, _sort_dedup_segments, sort_dedup_segments_parallel
 from hgpart.io import read_hypergraph
 from hgpart.metrics import evaluate
 
@@ -221,19 +221,10 @@ def test_coarsening_stops_at_the_contraction_limit():
         assert level.cluster.shape[0] == level.hypergraph.num_vertices
 
 
-def test_contraction_serial_and_parallel_drivers_agree():
-    """The serial drivers (taken for small levels and on one-thread workers) equal the parallel ones."""
-    from hgpart.coarsening import contraction
-
+def test_sort_dedup_serial_and_parallel_drivers_agree():
+    """The serial driver of the per-segment sort without repeats (the hypergraph's construction) equals the
+    parallel one, and both equal numpy's unique per segment."""
     rng = np.random.default_rng(3)
-    pins = rng.integers(0, 5000, 250_000).astype(np.int32)
-    cluster = rng.integers(0, 700, 5000).astype(np.int32)
-    offsets = np.concatenate([[0], np.cumsum(rng.integers(1, 9, 60_000))]).astype(np.int64)
-    offsets = offsets[offsets <= pins.shape[0]]
-    np.testing.assert_array_equal(contraction._map_pins_serial(pins, cluster),
-                                  contraction._map_pins_parallel(pins, cluster))
-    np.testing.assert_array_equal(contraction._net_hashes_serial(offsets, pins),
-                                  contraction._net_hashes_parallel(offsets, pins))
     lengths = rng.integers(0, 9, 30_000) + (rng.random(30_000) < 0.01) * 200  # some longer than an insertion sort's
     long_offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     values = rng.integers(0, 60, long_offsets[-1]).astype(np.int32)  # repeats within segments
@@ -244,6 +235,76 @@ def test_contraction_serial_and_parallel_drivers_agree():
     expected = [np.unique(values[a:b]) for a, b in zip(long_offsets[:-1], long_offsets[1:])]
     np.testing.assert_array_equal(np.diff(serial[0]), [row.shape[0] for row in expected])
     np.testing.assert_array_equal(serial[1], np.concatenate(expected))
+
+
+def _contraction_by_definition(hypergraph, cluster, count):
+    """Eq. 3-4 in plain Python: each net's mapped pins without repeats, nets of fewer than two dropped, identical
+    ones merged into the first with their weights added, vertex weights summed; the six arrays of the result."""
+    first_of, nets, weights = {}, [], []
+    for e in range(hypergraph.num_nets):
+        pins = hypergraph.pin_vertices[hypergraph.net_offsets[e]:hypergraph.net_offsets[e + 1]]
+        pins = tuple(sorted({int(cluster[v]) for v in pins}))
+        if len(pins) < 2:
+            continue
+        if pins in first_of:
+            weights[first_of[pins]] += int(hypergraph.net_weights[e])
+            continue
+        first_of[pins] = len(nets)
+        nets.append(pins)
+        weights.append(int(hypergraph.net_weights[e]))
+    incident = [[] for _ in range(count)]
+    for e, pins in enumerate(nets):
+        for v in pins:
+            incident[v].append(e)
+    vertex_weights = np.zeros(count, dtype=np.int64)
+    np.add.at(vertex_weights, cluster, hypergraph.vertex_weights)
+    return (np.cumsum([0] + [len(pins) for pins in nets]), [v for pins in nets for v in pins],
+            np.cumsum([0] + [len(nets) for nets in incident]), [e for nets in incident for e in nets], vertex_weights,
+            weights)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_contraction_on_threads_equals_its_definition_and_the_serial_driver(seed):
+    """Large levels contract on numba's threads (their nets merged bucket by bucket, the incidence transposed per
+    range of nets): array for array the serial driver's result and Eq. 3-4 computed in plain Python, on an input
+    with many identical nets (copies, and nets that a map makes equal), nets that lose all but one pin, hubs,
+    vertices that no net keeps and a few long nets."""
+    from hgpart.coarsening import contraction
+
+    rng = np.random.default_rng(seed)
+    n, count = 6_000, 900
+    nets = [rng.choice(n, size=int(rng.integers(1, 7)), replace=False) for _ in range(20_000)]
+    nets += [nets[int(i)] for i in rng.integers(0, len(nets), 4_000)]  # copies
+    nets += [rng.choice(60, size=int(rng.integers(2, 4)), replace=False) for _ in range(3_000)]  # hubs' nets
+    nets += [rng.choice(n, size=300, replace=False) for _ in range(20)]
+    hypergraph = Hypergraph.from_pin_lists(nets, n, rng.integers(1, 5, n), rng.integers(1, 9, len(nets)))
+    cluster = rng.integers(0, count, n).astype(np.int32)
+    cluster[rng.random(n) < 0.05] = count - 1
+    serial = contraction._contract_serial(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
+                                          hypergraph.vertex_weights, cluster, count)
+    threaded = contraction._contract_on_threads(hypergraph, cluster, count)
+    expected = _contraction_by_definition(hypergraph, cluster, count)
+    assert threaded.num_nets < 0.9 * len(nets)  # the input has merges and drops to make
+    for field, ours, by_definition in zip(ARRAYS, serial, expected):
+        theirs = getattr(threaded, field)
+        assert theirs.dtype == ours.dtype, field
+        np.testing.assert_array_equal(theirs, ours)
+        np.testing.assert_array_equal(theirs, np.asarray(by_definition, dtype=theirs.dtype))
+
+
+def test_identical_nets_merge_into_the_first_whatever_their_hashes_share():
+    """The merge walks nets sorted by hash and compares those of equal hash (a collision is possible): only nets
+    with the same pins merge, each into the first of them, also where different nets share a hash."""
+    from hgpart.coarsening.contraction import _merge_sorted
+
+    offsets = np.array([0, 2, 4, 6, 8, 10, 13], dtype=np.int64)
+    pins = np.array([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 1, 2, 3], dtype=np.int32)  # nets 0 = 2 = 4, 1 = 3, 5 apart
+    hashes = np.array([7, 7, 7, 7, 7, 7], dtype=np.uint64)  # all collide
+    keep = np.ones(6, dtype=np.bool_)
+    merged = np.array([1, 10, 100, 1000, 10000, 100000], dtype=np.int64)
+    _merge_sorted(np.arange(6), 0, 6, hashes, offsets, pins, keep, merged)
+    np.testing.assert_array_equal(keep, [True, True, False, False, False, True])
+    np.testing.assert_array_equal(merged[keep], [10101, 1010, 100000])
 
 
 @settings(max_examples=40, deadline=None)
