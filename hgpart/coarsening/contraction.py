@@ -297,14 +297,15 @@ def _scatter_incidence_worker(t, firsts, kept_offsets, kept_pins, cursors, incid
             cursors[t, v] += 1
 
 
-def _contract_on_threads(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int) -> Hypergraph:
+def _contract_on_threads(hypergraph: Hypergraph, cluster: np.ndarray, num_clusters: int,
+                         threads: int | None = None) -> Hypergraph:
     """:func:`contract` for large levels, every pass over the pins on numba's threads
     (:func:`hgpart.parallel.on_threads`): pins mapped, sorted and counted per net; copied without repeats and
     hashed; identical nets merged bucket by bucket (a bucket: the nets whose hashes share their top bits, about
     ``BUCKET_NETS`` of them); the kept nets copied and their pins counted per vertex in contiguous ranges of
     nets, one per thread; the incidence transposed from those counts. The passes in between are over nets or
-    vertices. The same arrays as :func:`_contract_serial`."""
-    threads = numba.get_num_threads()
+    vertices. The same arrays as :func:`_contract_serial`, on any number of ``threads`` (default: numba's)."""
+    threads = threads or numba.get_num_threads()
     offsets, m = hypergraph.net_offsets, hypergraph.num_nets
     work = np.empty(hypergraph.num_pins, dtype=np.int32)
     counts = np.zeros(m + 1, dtype=np.int64)

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..config import FlowConfig
 from ..hypergraph import scatter_sum
-from ..parallel import fetch_add, load_acquire, on_threads, store_release
+from ..parallel import fetch_add, load_acquire, on_threads, runs_serially, store_release
 from ..sorting import stable_argsort
 from .flow_pair import refine_pair, refine_pair_speculating
 
@@ -82,12 +82,13 @@ def _blocks_of_net(e, net_offsets, pin_vertices, partition, seen, stamp, distinc
 
 @numba.njit(cache=True, nogil=True)
 def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, nets,
-                     fill):
-    """For each net of at most ``max_net_size`` pins and each pair a * k + b (a < b) of its blocks: count it
-    into ``offsets[pair + 1]`` and ``weights[pair]`` (``nets`` empty), or store it at ``nets[fill[pair]]``."""
+                     fill, first, last):
+    """For each net first..last-1 of at most ``max_net_size`` pins and each pair a * k + b (a < b) of its blocks:
+    count it into ``offsets[pair + 1]`` and ``weights[pair]`` (``nets`` empty), or store it at
+    ``nets[fill[pair]]``."""
     seen = np.full(k, -1, dtype=np.int64)
     distinct = np.empty(k, dtype=np.int64)
-    for e in range(net_offsets.shape[0] - 1):
+    for e in range(first, last):
         if net_offsets[e + 1] - net_offsets[e] > max_net_size:
             continue
         found = _blocks_of_net(e, net_offsets, pin_vertices, partition, seen, e, distinct)
@@ -104,22 +105,80 @@ def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_n
 
 
 @numba.njit(cache=True, nogil=True)
-def pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size):
-    """The nets cut between each pair of blocks (nets of at most ``max_net_size`` pins), in net order: CSR
-    over pairs a * k + b (a < b), offsets int64[k * k + 1] and nets int64[]; and the pairs' cut weights
-    int64[k * k]."""
+def _pair_cut_nets_serial(net_offsets, pin_vertices, net_weights, partition, k, max_net_size):
+    """:func:`pair_cut_nets` in one call."""
+    m = net_offsets.shape[0] - 1
     offsets = np.zeros(k * k + 1, dtype=np.int64)
     weights = np.zeros(k * k, dtype=np.int64)
     no_nets = np.empty(0, dtype=np.int64)
     _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, no_nets,
-                     no_nets)
+                     no_nets, 0, m)
     for i in range(k * k):
         offsets[i + 1] += offsets[i]
     nets = np.empty(offsets[k * k], dtype=np.int64)
     if nets.shape[0]:
         _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, nets,
-                         offsets[:-1].copy())
+                         offsets[:-1].copy(), 0, m)
     return offsets, nets, weights
+
+
+@numba.njit(cache=True, nogil=True)
+def _count_cut_pairs_worker(t, firsts, net_offsets, pin_vertices, net_weights, partition, k, max_net_size, counts,
+                            weights):
+    """Thread t of :func:`pair_cut_nets`: the nets firsts[t]..firsts[t + 1] - 1 counted into its rows of
+    ``counts`` (int64[threads, k * k + 1]) and ``weights`` (int64[threads, k * k])."""
+    _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, counts[t], weights[t],
+                     np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), firsts[t], firsts[t + 1])
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_cut_pairs_worker(t, firsts, net_offsets, pin_vertices, net_weights, partition, k, max_net_size, nets,
+                           cursors):
+    """Thread t of :func:`pair_cut_nets`: its nets stored from its row of ``cursors``."""
+    _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, cursors[t], cursors[t],
+                     nets, cursors[t], firsts[t], firsts[t + 1])
+
+
+@numba.njit(cache=True, nogil=True)
+def _cut_pair_offsets(counts, weights):
+    """From the threads' counts and weights (:func:`_count_cut_pairs_worker`): the pairs' offsets (int64[k * k +
+    1]) and cut weights (int64[k * k]); ``counts[t, pair]`` becomes where thread t stores its first net of the
+    pair, after the threads before it, so that each pair's nets come in net order."""
+    threads, pairs = weights.shape
+    offsets = np.zeros(pairs + 1, dtype=np.int64)
+    total = np.zeros(pairs, dtype=np.int64)
+    running = 0
+    for pair in range(pairs):
+        offsets[pair] = running
+        for t in range(threads):
+            count = counts[t, pair + 1]
+            counts[t, pair] = running
+            running += count
+            total[pair] += weights[t, pair]
+    offsets[pairs] = running
+    return offsets, total
+
+
+def pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, threads=None):
+    """The nets cut between each pair of blocks (nets of at most ``max_net_size`` pins), in net order: CSR
+    over pairs a * k + b (a < b), offsets int64[k * k + 1] and nets int64[]; and the pairs' cut weights
+    int64[k * k]. On ``threads`` threads (default: numba's) for levels of :data:`hgpart.parallel.SERIAL_BELOW`
+    pins or more, one contiguous range of nets each (the same result)."""
+    pins = pin_vertices.shape[0]
+    if runs_serially(pins):
+        return _pair_cut_nets_serial(net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
+    threads = threads or numba.get_num_threads()
+    firsts = np.searchsorted(net_offsets, np.arange(threads + 1) * (pins / threads)).astype(np.int64)
+    firsts[0], firsts[threads] = 0, net_offsets.shape[0] - 1
+    counts = np.zeros((threads, k * k + 1), dtype=np.int64)
+    weights = np.zeros((threads, k * k), dtype=np.int64)
+    arguments = (firsts, net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
+    on_threads(_count_cut_pairs_worker, threads, *arguments, counts, weights)
+    offsets, total = _cut_pair_offsets(counts, weights)
+    nets = np.empty(int(offsets[k * k]), dtype=np.int64)
+    if nets.shape[0]:
+        on_threads(_fill_cut_pairs_worker, threads, *arguments, nets, counts)
+    return offsets, nets, total
 
 
 @numba.njit(cache=True, nogil=True)

@@ -282,14 +282,15 @@ def test_contraction_on_threads_equals_its_definition_and_the_serial_driver(seed
     cluster[rng.random(n) < 0.05] = count - 1
     serial = contraction._contract_serial(hypergraph.net_offsets, hypergraph.pin_vertices, hypergraph.net_weights,
                                           hypergraph.vertex_weights, cluster, count)
-    threaded = contraction._contract_on_threads(hypergraph, cluster, count)
     expected = _contraction_by_definition(hypergraph, cluster, count)
-    assert threaded.num_nets < 0.9 * len(nets)  # the input has merges and drops to make
-    for field, ours, by_definition in zip(ARRAYS, serial, expected):
-        theirs = getattr(threaded, field)
-        assert theirs.dtype == ours.dtype, field
-        np.testing.assert_array_equal(theirs, ours)
-        np.testing.assert_array_equal(theirs, np.asarray(by_definition, dtype=theirs.dtype))
+    for threads in (1, 2, 5):
+        threaded = contraction._contract_on_threads(hypergraph, cluster, count, threads)
+        assert threaded.num_nets < 0.9 * len(nets)  # the input has merges and drops to make
+        for field, ours, by_definition in zip(ARRAYS, serial, expected):
+            theirs = getattr(threaded, field)
+            assert theirs.dtype == ours.dtype, field
+            np.testing.assert_array_equal(theirs, ours)
+            np.testing.assert_array_equal(theirs, np.asarray(by_definition, dtype=theirs.dtype))
 
 
 def test_identical_nets_merge_into_the_first_whatever_their_hashes_share():

@@ -458,3 +458,36 @@ def test_kept_workspaces_give_the_results_of_fresh_arrays_level_after_level():
     assert kept_arrays[0] is not None and all(arrays is kept_arrays[0] for arrays in kept_arrays)
     assert kept_arrays[0][1].shape[1] == h.num_vertices  # sized for the input at the coarse level already
     assert flows._KEPT.arrays is None
+
+
+@pytest.mark.parametrize("k", [2, 5, 16])
+def test_cut_nets_of_each_pair_on_threads_equal_their_definition(k, monkeypatch):
+    """The nets cut between each pair of blocks, in net order, and the pairs' cut weights: on numba's threads (one
+    range of nets each, as levels of many pins take them), by the one-call driver, and by their definition in
+    plain Python, with nets above the size bound left out."""
+    from hgpart.refinement import flows
+
+    h, _ = random_hypergraph(k, 3_000, 9_000, 12, weighted=True)
+    partition = np.random.default_rng(k).integers(0, k, h.num_vertices).astype(np.int32)
+    net_weights = h.net_weights.astype(np.int64)
+    max_net_size = 9
+    expected_nets, expected_weights = {}, np.zeros(k * k, dtype=np.int64)
+    for e in range(h.num_nets):
+        pins = h.pin_vertices[h.net_offsets[e]:h.net_offsets[e + 1]]
+        if pins.shape[0] > max_net_size:
+            continue
+        for a, b in itertools.combinations(sorted(set(partition[pins].tolist())), 2):
+            expected_nets.setdefault(a * k + b, []).append(e)
+            expected_weights[a * k + b] += net_weights[e]
+    serial = flows._pair_cut_nets_serial(h.net_offsets, h.pin_vertices, net_weights, partition, k, max_net_size)
+    monkeypatch.setattr(flows, "runs_serially", lambda work: False)
+    for threads in (1, 2, 5):
+        threaded = flows.pair_cut_nets(h.net_offsets, h.pin_vertices, net_weights, partition, k, max_net_size,
+                                       threads)
+        for offsets, nets, weights in (serial, threaded):
+            np.testing.assert_array_equal(weights, expected_weights)
+            for pair in range(k * k):
+                np.testing.assert_array_equal(nets[offsets[pair]:offsets[pair + 1]], expected_nets.get(pair, []))
+        for ours, theirs in zip(serial, threaded):
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_array_equal(ours, theirs)
