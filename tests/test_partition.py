@@ -144,8 +144,9 @@ def test_warm_up_compiles_the_parallel_drivers():
 
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one numba thread: the serial drivers run whatever the size")
-    drivers = {"hgpart.coarsening.contraction": ["_map_pins_parallel", "_net_hashes_parallel"],
+    drivers = {"hgpart.coarsening.contraction": ["_map_sort_count_worker", "_merge_buckets_worker"],
                "hgpart.coarsening.matching": ["_propose_worker"],
+               "hgpart.refinement.flows": ["_count_cut_pairs_worker", "_fill_cut_pairs_worker"],
                "hgpart.refinement.gains": ["_pin_counts_parallel"],
                "hgpart.refinement.label_propagation": ["_rate_chunk"],
                "hgpart.refinement.pair_fm": ["_round_parallel", "_round_serial"]}
@@ -154,10 +155,10 @@ def test_warm_up_compiles_the_parallel_drivers():
         "from hgpart import Hypergraph",
         "from hgpart.compilation import warm_up, _warm_up_pair_fm",
         "from hgpart.coarsening.matching import _propose_worker",
-        "from hgpart.coarsening.contraction import _map_pins_parallel, _net_hashes_parallel",
+        "from hgpart.coarsening.contraction import _map_sort_count_worker, _merge_buckets_worker",
         "warm_up(input_pins=99_999)",
-        "print('small', len(_propose_worker.signatures), len(_map_pins_parallel.signatures),",
-        "      len(_net_hashes_parallel.signatures))",
+        "print('small', len(_propose_worker.signatures), len(_map_sort_count_worker.signatures),",
+        "      len(_merge_buckets_worker.signatures))",
         "warm_up(input_pins=100_000)",
         "rng = np.random.default_rng(1)",
         "_warm_up_pair_fm(Hypergraph.from_pin_lists([rng.choice(60, 3, replace=False) for _ in range(90)], 60))",
@@ -179,12 +180,12 @@ def test_the_coarsening_warm_up_compiles_coarsening_alone():
 
     code = "\n".join([
         "from hgpart.compilation import warm_up_coarsening",
-        "from hgpart.coarsening.contraction import _contract_serial, _map_pins_parallel",
+        "from hgpart.coarsening.contraction import _contract_serial, _map_sort_count_worker",
         "from hgpart.coarsening.matching import _propose_worker",
         "from hgpart.initial.portfolio import _portfolio_serial",
         "from hgpart.refinement.refiner import refine_serial",
         "warm_up_coarsening(input_pins=99_999)",
-        "print(*(len(f.signatures) for f in (_contract_serial, _propose_worker, _map_pins_parallel,",
+        "print(*(len(f.signatures) for f in (_contract_serial, _propose_worker, _map_sort_count_worker,",
         "                                    _portfolio_serial, refine_serial)))"])
     output = _in_a_fresh_process(code)
     proposals = "1" if numba.config.NUMBA_NUM_THREADS >= 2 else "0"
