@@ -417,7 +417,7 @@ def test_partitioning_commands_let_openmp_threads_sleep_before_numba_starts_them
 import os, sys
 import numba.np.ufunc.parallel as layer
 import hgpart.parallel as parallel
-from hgpart.cli import main
+from hgpart.cli import cli as main  # the group: it raises SystemExit where the program would end the process
 started = []
 real = parallel.let_idle_threads_sleep
 def spy():
@@ -438,3 +438,28 @@ print(started, os.environ.get("OMP_WAIT_POLICY"), layer._is_initialized)
     assert "missing" in done.stderr  # the command ran as far as reading its input
     expected = f"{[False] if command in ('partition', 'coarsen') else []} {sleeps} True"
     assert done.stdout.strip().splitlines()[-1] == expected
+
+
+@pytest.mark.parametrize("code, status, error", [(None, 0, ""), (3, 3, ""), ("Error: gone", 1, "Error: gone")])
+def test_the_program_ends_with_its_status_after_flushing_and_its_exit_handlers(tmp_path, code, status, error):
+    """The ``hgpart`` program ends its process without the interpreter's teardown (hgpart.cli.end_process): with
+    the status given (SystemExit's rules), after what it wrote to stdout and stderr and after the atexit
+    handlers (which end the cold warm-up's helpers), and nothing after it runs."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "handler-ran"
+    program = f"""
+import atexit, sys
+from hgpart.cli import end_process
+atexit.register(lambda: open({str(marker)!r}, "w").write("yes"))
+sys.stdout.write("partition")
+sys.stderr.write("summary")
+end_process({code!r})
+print("after")
+"""
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300)
+    assert done.returncode == status
+    assert done.stdout == "partition"
+    assert done.stderr.startswith("summary") and error in done.stderr and "Traceback" not in done.stderr
+    assert marker.read_text() == "yes"
