@@ -28,6 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numba
+import numpy as np
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -201,6 +202,34 @@ def store_release(typingctx, array, index, value):
         builder.store_atomic(value, _element_pointer(context, builder, signature, args), "release", 8)
         return context.get_dummy_value()
     return types.void(array, index, value), codegen
+
+
+def ranges_by_items(offsets, parts: int) -> np.ndarray:
+    """int64[parts + 1]: the segments of a CSR (``offsets`` int64[s + 1]) cut into ``parts`` contiguous ranges of
+    about as many items each, part t holding segments firsts[t]..firsts[t + 1] - 1 (for workers that each take
+    one range, in order)."""
+    items = int(offsets[-1])
+    firsts = np.searchsorted(offsets, np.arange(parts + 1) * (items / parts)).astype(np.int64)
+    firsts[0], firsts[parts] = 0, offsets.shape[0] - 1
+    return firsts
+
+
+@numba.njit(cache=True, nogil=True)
+def thread_cursors(counts):
+    """From counts[t, s], the items that worker t (of the contiguous ranges of :func:`ranges_by_items`) has for
+    segment s: the segments' offsets (int64[s + 1]), and counts[t, s] replaced by where worker t writes its first
+    item of segment s, after the workers before it, so that each segment's items come in the order of the ranges."""
+    workers, segments = counts.shape
+    offsets = np.empty(segments + 1, dtype=np.int64)
+    running = 0
+    for segment in range(segments):
+        offsets[segment] = running
+        for t in range(workers):
+            count = counts[t, segment]
+            counts[t, segment] = running
+            running += count
+    offsets[segments] = running
+    return offsets
 
 
 @numba.njit(inline="always")

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..hypergraph import (SEGMENT_CHUNK, Hypergraph, _copy_distinct_range, _sort_count_range, _sort_dedup_segments,
                           scatter_sum, transpose_csr)
-from ..parallel import claim_chunk, on_threads, runs_serially
+from ..parallel import claim_chunk, on_threads, ranges_by_items, runs_serially, thread_cursors
 from ..sorting import SHORT, radix_argsort
 
 BUCKET_NETS = 32  # nets per hash bucket, on average, when the threads group identical nets bucket by bucket
@@ -192,26 +192,7 @@ def _copy_hash_worker(t, taken, offsets, work, distinct_offsets, distinct, bits,
                 continue
             h = _net_hash(distinct, begin, end)
             hashes[e] = h
-            buckets[e] = np.int64(h >> np.uint64(64 - bits)) if bits > 0 else 0
-
-
-@numba.njit(cache=True, nogil=True)
-def _bucket_members(buckets, num_buckets):
-    """The nets of each bucket (bucket -1: none), in id order: (offsets int64[num_buckets + 1], nets int64[])."""
-    offsets = np.zeros(num_buckets + 1, dtype=np.int64)
-    for e in range(buckets.shape[0]):
-        if buckets[e] >= 0:
-            offsets[buckets[e] + 1] += 1
-    for b in range(num_buckets):
-        offsets[b + 1] += offsets[b]
-    members = np.empty(offsets[num_buckets], dtype=np.int64)
-    cursor = offsets[:-1].copy()
-    for e in range(buckets.shape[0]):
-        b = buckets[e]
-        if b >= 0:
-            members[cursor[b]] = e
-            cursor[b] += 1
-    return offsets, members
+            buckets[e] = np.int32(h >> np.uint64(64 - bits)) if bits > 0 else 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -258,7 +239,8 @@ def _merge_buckets_worker(t, taken, bucket_offsets, members, hashes, offsets, pi
 @numba.njit(cache=True, nogil=True)
 def _copy_count_worker(t, firsts, kept, distinct_offsets, distinct, kept_offsets, kept_pins, counts):
     """Thread t of :func:`_contract_on_threads`: the kept nets firsts[t]..firsts[t + 1] - 1 (kept[i] is kept net
-    i's old id) copied into ``kept_pins``, and counts[t, v] = their pins on vertex v."""
+    i's old id) copied into ``kept_pins``, and counts[t, v] = their pins on vertex v (for
+    :func:`hgpart.parallel.thread_cursors`)."""
     for i in range(firsts[t], firsts[t + 1]):
         q = kept_offsets[i]
         e = kept[i]
@@ -267,24 +249,6 @@ def _copy_count_worker(t, firsts, kept, distinct_offsets, distinct, kept_offsets
             kept_pins[q] = v
             q += 1
             counts[t, v] += 1
-
-
-@numba.njit(cache=True, nogil=True)
-def _incidence_offsets(counts):
-    """From counts[t, v] (:func:`_copy_count_worker`), each vertex's offsets in the transposed incidence
-    (int64[n + 1]); counts[t, v] becomes where thread t writes its first net on v: after the nets of the
-    threads before it, so that each vertex's nets come in id order."""
-    chunks, n = counts.shape
-    offsets = np.empty(n + 1, dtype=np.int64)
-    running = 0
-    for v in range(n):
-        offsets[v] = running
-        for t in range(chunks):
-            count = counts[t, v]
-            counts[t, v] = running
-            running += count
-    offsets[n] = running
-    return offsets
 
 
 @numba.njit(cache=True, nogil=True)
@@ -315,11 +279,14 @@ def _contract_on_threads(hypergraph: Hypergraph, cluster: np.ndarray, num_cluste
     distinct = np.empty(int(distinct_offsets[-1]), dtype=np.int32)
     bits = (m // BUCKET_NETS).bit_length()
     hashes = np.empty(m, dtype=np.uint64)
-    buckets = np.empty(m, dtype=np.int64)
+    buckets = np.empty(m, dtype=np.int32)
     on_threads(_copy_hash_worker, threads, np.zeros(1, dtype=np.int64), offsets, work, distinct_offsets, distinct,
                bits, hashes, buckets)
-    bucket_offsets, members = _bucket_members(buckets, 1 << bits)
     keep = buckets >= 0
+    in_bucket = np.zeros(m + 1, dtype=np.int64)  # net e, in a bucket or not, as a segment of one entry or none
+    np.cumsum(keep, out=in_bucket[1:])
+    bucket_offsets, members = transpose_csr(in_bucket, buckets[keep], 1 << bits)  # each bucket's nets in id order
+    members = members.astype(np.int64)  # the nets' order as the serial driver's merge takes it
     merged = hypergraph.net_weights.copy()
     on_threads(_merge_buckets_worker, threads, np.zeros(1, dtype=np.int64), bucket_offsets, members, hashes,
                distinct_offsets, distinct, keep, merged)
@@ -328,13 +295,12 @@ def _contract_on_threads(hypergraph: Hypergraph, cluster: np.ndarray, num_cluste
     np.cumsum(np.diff(distinct_offsets)[kept], out=kept_offsets[1:])
     num_pins = int(kept_offsets[-1])
     chunks = max(1, min(threads, num_pins // max(num_clusters, 1)))  # counts of chunks x vertices: at most the pins
-    firsts = np.searchsorted(kept_offsets, np.arange(chunks + 1) * (num_pins / chunks)).astype(np.int64)
-    firsts[0], firsts[chunks] = 0, kept.shape[0]
+    firsts = ranges_by_items(kept_offsets, chunks)
     kept_pins = np.empty(num_pins, dtype=np.int32)
     vertex_counts = np.zeros((chunks, num_clusters), dtype=np.int64)
     on_threads(_copy_count_worker, chunks, firsts, kept, distinct_offsets, distinct, kept_offsets, kept_pins,
                vertex_counts)
-    vertex_offsets = _incidence_offsets(vertex_counts)
+    vertex_offsets = thread_cursors(vertex_counts)  # each vertex's nets in id order
     incident_nets = np.empty(num_pins, dtype=np.int32)
     on_threads(_scatter_incidence_worker, chunks, firsts, kept_offsets, kept_pins, vertex_counts, incident_nets)
     return Hypergraph(kept_offsets, kept_pins, vertex_offsets, incident_nets,

@@ -26,7 +26,8 @@ import numpy as np
 
 from ..config import FlowConfig
 from ..hypergraph import scatter_sum
-from ..parallel import fetch_add, load_acquire, on_threads, runs_serially, store_release
+from ..parallel import (fetch_add, load_acquire, on_threads, ranges_by_items, runs_serially, store_release,
+                        thread_cursors)
 from ..sorting import stable_argsort
 from .flow_pair import refine_pair, refine_pair_speculating
 
@@ -81,11 +82,10 @@ def _blocks_of_net(e, net_offsets, pin_vertices, partition, seen, stamp, distinc
 
 
 @numba.njit(cache=True, nogil=True)
-def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, nets,
+def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, counts, weights, nets,
                      fill, first, last):
     """For each net first..last-1 of at most ``max_net_size`` pins and each pair a * k + b (a < b) of its blocks:
-    count it into ``offsets[pair + 1]`` and ``weights[pair]`` (``nets`` empty), or store it at
-    ``nets[fill[pair]]``."""
+    count it into ``counts[pair]`` and ``weights[pair]`` (``nets`` empty), or store it at ``nets[fill[pair]]``."""
     seen = np.full(k, -1, dtype=np.int64)
     distinct = np.empty(k, dtype=np.int64)
     for e in range(first, last):
@@ -97,7 +97,7 @@ def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_n
                 if distinct[x] < distinct[y]:
                     pair = distinct[x] * k + distinct[y]
                     if nets.shape[0] == 0:
-                        offsets[pair + 1] += 1
+                        counts[pair] += 1
                         weights[pair] += net_weights[e]
                     else:
                         nets[fill[pair]] = e
@@ -108,13 +108,14 @@ def _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_n
 def _pair_cut_nets_serial(net_offsets, pin_vertices, net_weights, partition, k, max_net_size):
     """:func:`pair_cut_nets` in one call."""
     m = net_offsets.shape[0] - 1
-    offsets = np.zeros(k * k + 1, dtype=np.int64)
+    counts = np.zeros(k * k, dtype=np.int64)
     weights = np.zeros(k * k, dtype=np.int64)
     no_nets = np.empty(0, dtype=np.int64)
-    _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, no_nets,
+    _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, counts, weights, no_nets,
                      no_nets, 0, m)
+    offsets = np.zeros(k * k + 1, dtype=np.int64)
     for i in range(k * k):
-        offsets[i + 1] += offsets[i]
+        offsets[i + 1] = offsets[i] + counts[i]
     nets = np.empty(offsets[k * k], dtype=np.int64)
     if nets.shape[0]:
         _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, offsets, weights, nets,
@@ -126,7 +127,7 @@ def _pair_cut_nets_serial(net_offsets, pin_vertices, net_weights, partition, k, 
 def _count_cut_pairs_worker(t, firsts, net_offsets, pin_vertices, net_weights, partition, k, max_net_size, counts,
                             weights):
     """Thread t of :func:`pair_cut_nets`: the nets firsts[t]..firsts[t + 1] - 1 counted into its rows of
-    ``counts`` (int64[threads, k * k + 1]) and ``weights`` (int64[threads, k * k])."""
+    ``counts`` and ``weights`` (int64[threads, k * k])."""
     _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, counts[t], weights[t],
                      np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64), firsts[t], firsts[t + 1])
 
@@ -134,29 +135,10 @@ def _count_cut_pairs_worker(t, firsts, net_offsets, pin_vertices, net_weights, p
 @numba.njit(cache=True, nogil=True)
 def _fill_cut_pairs_worker(t, firsts, net_offsets, pin_vertices, net_weights, partition, k, max_net_size, nets,
                            cursors):
-    """Thread t of :func:`pair_cut_nets`: its nets stored from its row of ``cursors``."""
+    """Thread t of :func:`pair_cut_nets`: its nets stored from its row of ``cursors``
+    (:func:`hgpart.parallel.thread_cursors`; the counting arguments go unused when storing)."""
     _visit_cut_pairs(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, cursors[t], cursors[t],
                      nets, cursors[t], firsts[t], firsts[t + 1])
-
-
-@numba.njit(cache=True, nogil=True)
-def _cut_pair_offsets(counts, weights):
-    """From the threads' counts and weights (:func:`_count_cut_pairs_worker`): the pairs' offsets (int64[k * k +
-    1]) and cut weights (int64[k * k]); ``counts[t, pair]`` becomes where thread t stores its first net of the
-    pair, after the threads before it, so that each pair's nets come in net order."""
-    threads, pairs = weights.shape
-    offsets = np.zeros(pairs + 1, dtype=np.int64)
-    total = np.zeros(pairs, dtype=np.int64)
-    running = 0
-    for pair in range(pairs):
-        offsets[pair] = running
-        for t in range(threads):
-            count = counts[t, pair + 1]
-            counts[t, pair] = running
-            running += count
-            total[pair] += weights[t, pair]
-    offsets[pairs] = running
-    return offsets, total
 
 
 def pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_size, threads=None):
@@ -168,17 +150,16 @@ def pair_cut_nets(net_offsets, pin_vertices, net_weights, partition, k, max_net_
     if runs_serially(pins):
         return _pair_cut_nets_serial(net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
     threads = threads or numba.get_num_threads()
-    firsts = np.searchsorted(net_offsets, np.arange(threads + 1) * (pins / threads)).astype(np.int64)
-    firsts[0], firsts[threads] = 0, net_offsets.shape[0] - 1
-    counts = np.zeros((threads, k * k + 1), dtype=np.int64)
+    counts = np.zeros((threads, k * k), dtype=np.int64)
     weights = np.zeros((threads, k * k), dtype=np.int64)
-    arguments = (firsts, net_offsets, pin_vertices, net_weights, partition, k, max_net_size)
+    arguments = (ranges_by_items(net_offsets, threads), net_offsets, pin_vertices, net_weights, partition, k,
+                 max_net_size)
     on_threads(_count_cut_pairs_worker, threads, *arguments, counts, weights)
-    offsets, total = _cut_pair_offsets(counts, weights)
+    offsets = thread_cursors(counts)  # each pair's nets in net order
     nets = np.empty(int(offsets[k * k]), dtype=np.int64)
     if nets.shape[0]:
         on_threads(_fill_cut_pairs_worker, threads, *arguments, nets, counts)
-    return offsets, nets, total
+    return offsets, nets, weights.sum(axis=0)
 
 
 @numba.njit(cache=True, nogil=True)
