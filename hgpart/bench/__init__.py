@@ -25,28 +25,13 @@ def read_instance(path: str, merge: str) -> tuple:
     return os.path.basename(strip_gz(path)), graph, time.perf_counter() - started
 
 
-# One tiny triangle in each graph format the readers take (a Matrix Market file with values and one without).
-_TINY_GRAPH_FILES = {
-    "tiny.graph": "3 3\n2 3\n1 3\n1 2\n",
-    "tiny.mtx": "%%MatrixMarket matrix coordinate real symmetric\n3 3 3\n2 1 1.5\n3 1 1\n3 2 2\n",
-    "pattern.mtx": "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n3 1\n",
-    "tiny.gr": "p sp 3 3\na 1 2 1\na 2 3 1\na 3 1 1\n",
-    "tiny.txt": "# SNAP edge list\n0\t1\n1\t2\n2\t0\n",
-}
-
-
 def warm_up_reader(merge: str) -> float:
-    """Read a tiny graph of each format (:data:`_TINY_GRAPH_FILES`) as :func:`read_instance` does, so that the
-    first instance's ``read s`` times its reading, not numba loading or compiling the readers; returns seconds.
-    The graph benches add it to their warm-up."""
-    started = time.perf_counter()
-    with tempfile.TemporaryDirectory() as folder:
-        for name, text in _TINY_GRAPH_FILES.items():
-            path = os.path.join(folder, name)
-            with open(path, "w") as out:
-                out.write(text)
-            read_instance(path, merge)
-    return time.perf_counter() - started
+    """Read a tiny graph of each graph format (:func:`hgpart.io.warm_up.warm_up_reading`) as
+    :func:`read_instance` reads, so that the first instance's ``read s`` times its reading, not numba loading or
+    compiling the readers; returns seconds. The graph benches add it to their warm-up."""
+    from ..io.warm_up import warm_up_reading
+
+    return warm_up_reading(("metis", "mtx", "gr", "edgelist"), merge)
 
 
 def read_seconds(graph, merge: str) -> float:

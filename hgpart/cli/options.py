@@ -207,17 +207,20 @@ def start_job(device: str, threads: int | None, quiet: bool, as_json: bool, gpu_
 def start_graph_job(command: str, file: str, file_format, merge: str, output, device: str, threads, quiet: bool,
                     as_json: bool, warm_up):
     """The start shared by the graph commands (``command``: cluster, mst or triangles): check -o against
-    --json, read the graph (parallel edges merged by ``merge``), pick the device (``auto``: by the graph's size,
+    --json, read the graph (parallel edges merged by ``merge``; its reader first reads a tiny file of the
+    same format, so that the read seconds are the reading), pick the device (``auto``: by the graph's size,
     :func:`hgpart.policy.graph_device`) and compile its kernels alone (``warm_up(device)``). Returns (reporter,
     device used, why auto chose it or None, graph, read seconds, JIT seconds)."""
     from ..io import read_graph
+    from ..io.warm_up import named_input_format, warm_up_reading
     from ..policy import graph_device
 
     reporter, device_used, _ = start_job(device, threads, quiet, as_json, gpu_implemented=True, output=output)
+    reader_seconds = warm_up_reading([named_input_format(file, file_format)], merge)
     started = time.perf_counter()
     graph = read_graph(file, file_format, merge=merge)
     read_seconds = time.perf_counter() - started
     reason = None
     if device == "auto":
         device_used, _, reason = graph_device(device, command, graph.num_edges)
-    return reporter, device_used, reason, graph, read_seconds, warm_up(device_used)
+    return reporter, device_used, reason, graph, read_seconds, reader_seconds + warm_up(device_used)

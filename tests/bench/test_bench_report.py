@@ -1,6 +1,7 @@
 """The provenance of saved bench reports and the page rendered from them (hgpart.bench.report, .render)."""
 
 import json
+import os
 import re
 import sys
 
@@ -171,28 +172,28 @@ def test_graph_bench_rows_say_what_auto_picks_and_what_it_costs():
 
 
 
+
 @pytest.mark.parametrize("command, merge", [("cluster", "max"), ("triangles", "max"), ("mst", "min")])
 def test_graph_benches_read_a_tiny_graph_of_each_format_before_timing_the_first_file(monkeypatch, command, merge):
     """The first file's ``read s`` is its reading: each graph bench first reads a tiny graph (a triangle) in
-    every reader's format, by the bench's merge rule, so numba has loaded or compiled the readers by then."""
-    import hgpart.bench as bench
-    import hgpart.bench.spanning_forest as spanning_forest
-    from hgpart.io import detect_format
+    every graph reader's format, by the bench's merge rule, so numba has loaded or compiled the readers by then."""
+    import hgpart.io
 
     calls = []
-    real = bench.read_instance
+    real = hgpart.io.read_graph
 
-    def recording(path, merge_rule):
-        name, graph, seconds = real(path, merge_rule)
-        calls.append((name, detect_format(path), graph.num_vertices, graph.num_edges, merge_rule))
-        return name, graph, seconds
+    def recording(path, format=None, merge="min"):
+        graph = real(path, format, merge)
+        calls.append((os.path.basename(path), hgpart.io.detect_format(path, None, format), graph.num_vertices,
+                      graph.num_edges, merge))
+        return graph
 
-    monkeypatch.setattr(bench, "read_instance", recording)
-    monkeypatch.setattr(spanning_forest, "read_instance", recording)
-    options = {"cluster": ["--louvain-seeds", 0], "triangles": [], "mst": ["--gnm", "", "--grid", 0, "--rmat", 0, "--no-scipy"]}
+    monkeypatch.setattr(hgpart.io, "read_graph", recording)
+    options = {"cluster": ["--louvain-seeds", 0], "triangles": [],
+               "mst": ["--gnm", "", "--grid", 0, "--rmat", 0, "--no-scipy"]}
     result = run("bench", command, KARATE, "--device", "cpu", "--repeat", 1, "-q", *options[command])
     assert result.exit_code == 0, result.output
     *tiny, timed = calls
-    assert sorted(format for _, format, *_ in tiny) == ["edgelist", "gr", "metis", "mtx", "mtx"]
+    assert sorted(call[1] for call in tiny) == ["edgelist", "gr", "metis", "mtx", "mtx"]
     assert all(call[2:] == (3, 3, merge) for call in tiny)
     assert timed == ("karate.graph", "metis", 34, 78, merge)

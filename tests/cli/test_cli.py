@@ -463,3 +463,33 @@ print("after")
     assert done.stdout == "partition"
     assert done.stderr.startswith("summary") and error in done.stderr and "Traceback" not in done.stderr
     assert marker.read_text() == "yes"
+
+
+@pytest.mark.parametrize("args, reader, tiny", [
+    (["partition", IBM01, "-k", 2, "--preset", "fast", "-o", "-"], "read_hypergraph", ["tiny.hgr"]),
+    (["partition", "-", "--format", "hgr", "-k", 2, "--preset", "fast"], "read_hypergraph", ["tiny.hgr"]),
+    (["partition", str(DATA / "west0067.mtx"), "-k", 2, "--preset", "fast", "-o", "-"], "read_hypergraph",
+     ["tiny.mtx", "pattern.mtx"]),
+    (["cluster", str(DATA / "karate.graph"), "--device", "cpu"], "read_graph", ["tiny.graph"]),
+    (["partition", "-", "-k", 2], "read_hypergraph", []),  # no format named: nothing to warm up, the usual error
+])
+def test_commands_read_a_tiny_file_of_their_inputs_format_before_timing_the_input(monkeypatch, args, reader, tiny):
+    """The summary's read seconds are the reading: a command first reads a tiny file in its input's format (by
+    --format or the name) through the same reader, so numba has loaded or compiled that reader by then."""
+    import hgpart.io
+
+    calls = []
+    real = getattr(hgpart.io, reader)
+
+    def recording(path, *rest, **options):
+        calls.append(os.path.basename(path))
+        return real(path, *rest, **options)
+
+    monkeypatch.setattr(hgpart.io, reader, recording)
+    result = run(*args, "--json" if args[0] == "cluster" else "-q", input=open(IBM01).read())
+    names = [os.path.basename(str(a)) for a in args[1:2]]
+    if tiny:
+        assert result.exit_code == 0, result.output
+        assert calls == tiny + names
+    else:
+        assert result.exit_code != 0 and "cannot tell the format" in result.output and calls == names
